@@ -1,0 +1,190 @@
+// The public C++ API: validation of every call, then one dispatch point to the paths.
+#include "ggufmm/ggufmm.hpp"
+
+#include <array>
+#include <limits>
+#include <fmt/format.h>
+
+#include "format/registry.hpp"
+#include "paths/paths.hpp"
+#include "runtime/atomic_file.hpp"
+#include "runtime/thread_pool.hpp"
+
+namespace ggufmm {
+namespace {
+
+[[noreturn]] void bad_input(const std::string& message) { throw Error(Error::Kind::BadInput, message); }
+[[noreturn]] void bad_usage(const std::string& message) { throw Error(Error::Kind::BadUsage, message); }
+
+std::string label(const Weight& w) { return w.name.empty() ? std::string("weight") : fmt::format("tensor {}", w.name); }
+
+const format::Format& weight_format(const Weight& w) {
+  const format::Format* f = format::find(w.type);
+  if (!f) bad_input(fmt::format("{}: unknown type id {}", label(w), static_cast<uint32_t>(w.type)));
+  if (!f->dequantize) bad_input(fmt::format("{}: type {} is not a weight format", label(w), f->info.name));
+  if (w.k <= 0 || w.m <= 0 || w.experts <= 0) {
+    bad_input(fmt::format("{}: empty shape [{}, {}, {}]", label(w), w.k, w.m, w.experts));
+  }
+  if (w.k % f->info.block_size != 0) {
+    bad_input(fmt::format("{}: row length {} is not a multiple of the {} block size {}", label(w), w.k, f->info.name,
+                          f->info.block_size));
+  }
+  if (!w.data) bad_usage(fmt::format("{}: no data", label(w)));
+  return *f;
+}
+
+void require(bool ok, const std::string& message) {
+  if (!ok) bad_usage(message);
+}
+
+Path resolve(Path requested) {
+  // Only the reference path exists so far; later paths plug in here.
+  return requested == Path::Auto ? Path::Ref : requested;
+}
+
+constexpr std::array<std::pair<Path, std::string_view>, 2> kPathNames = {{{Path::Auto, "auto"}, {Path::Ref, "ref"}}};
+
+}  // namespace
+
+const TypeInfo* type_info(Type type) {
+  const format::Format* f = format::find(type);
+  return f ? &f->info : nullptr;
+}
+
+const TypeInfo* type_info(std::string_view name) {
+  const format::Format* f = format::find(name);
+  return f ? &f->info : nullptr;
+}
+
+std::vector<TypeInfo> all_types() {
+  std::vector<TypeInfo> out;
+  for (const auto& f : format::all()) out.push_back(f.info);
+  return out;
+}
+
+size_t Weight::row_bytes() const {
+  const format::Format* f = format::find(type);
+  if (!f) return 0;
+  return static_cast<size_t>(k / f->info.block_size) * static_cast<size_t>(f->info.block_bytes);
+}
+
+std::string_view path_name(Path path) {
+  for (const auto& [p, name] : kPathNames) {
+    if (p == path) return name;
+  }
+  return "?";
+}
+
+std::optional<Path> path_from_name(std::string_view name) {
+  for (const auto& [p, n] : kPathNames) {
+    if (n == name) return p;
+  }
+  return std::nullopt;
+}
+
+std::vector<Path> available_paths() { return {Path::Ref}; }
+
+void matmul(const Weight& w, const float* x, int64_t rows, float* y, const float* residual, const Options& options) {
+  weight_format(w);
+  require(w.experts == 1, fmt::format("{}: matmul needs one matrix, not {} experts (use mul_mat_id)", label(w),
+                                      w.experts));
+  require(rows >= 0, fmt::format("{}: negative row count {}", label(w), rows));
+  if (rows == 0) return;
+  require(x && y, fmt::format("{}: null activations or output", label(w)));
+  const paths::MatmulCall call{w, x, rows, y, residual, options.threads};
+  switch (resolve(options.path)) {
+    case Path::Auto:
+    case Path::Ref:
+      paths::ref_matmul(call);
+      break;
+  }
+}
+
+void mul_mat_id(const Weight& w, const float* act, int64_t tokens, int64_t act_slots, const int32_t* ids,
+                int64_t slots, float* y, const float* residual, const Options& options) {
+  weight_format(w);
+  require(tokens >= 0 && slots > 0, fmt::format("{}: bad mul_mat_id shape: {} tokens, {} slots", label(w), tokens,
+                                                slots));
+  require(act_slots == 1 || act_slots == slots,
+          fmt::format("{}: activations have {} rows per token; need 1 or {} (the slots)", label(w), act_slots, slots));
+  if (tokens == 0) return;
+  require(act && ids && y, fmt::format("{}: null activations, ids or output", label(w)));
+  for (int64_t i = 0; i < tokens * slots; ++i) {
+    if (ids[i] < 0 || ids[i] >= w.experts) {
+      bad_input(fmt::format("{}: expert id {} (token {}, slot {}) is outside [0, {})", label(w), ids[i], i / slots,
+                            i % slots, w.experts));
+    }
+  }
+  const paths::MulMatIdCall call{w, act, tokens, act_slots, ids, slots, y, residual, options.threads};
+  switch (resolve(options.path)) {
+    case Path::Auto:
+    case Path::Ref:
+      paths::ref_mul_mat_id(call);
+      break;
+  }
+}
+
+std::vector<float> dequantize(const Weight& w) {
+  const format::Format& f = weight_format(w);
+  const int64_t rows = w.m * w.experts;
+  std::vector<float> out(static_cast<size_t>(rows * w.k));
+  const auto* data = static_cast<const uint8_t*>(w.data);
+  runtime::ThreadPool::global().run(0, rows, [&](int64_t r) {
+    f.dequantize(data + static_cast<size_t>(r) * w.row_bytes(), out.data() + r * w.k, w.k);
+  });
+  return out;
+}
+
+std::vector<uint8_t> quantize(Type type, const float* src, int64_t rows, int64_t k) {
+  const format::Format* f = format::find(type);
+  require(f && f->quantize, fmt::format("cannot quantize to {}", f ? f->info.name : std::string_view("this type")));
+  require(rows >= 0 && k > 0 && k % f->info.block_size == 0,
+          fmt::format("cannot quantize rows of {} values to {}: need a multiple of {}", k, f->info.name,
+                      f->info.block_size));
+  const size_t row_bytes = static_cast<size_t>(k / f->info.block_size) * static_cast<size_t>(f->info.block_bytes);
+  std::vector<uint8_t> out(row_bytes * static_cast<size_t>(rows));
+  runtime::ThreadPool::global().run(0, rows, [&](int64_t r) {
+    f->quantize(src + r * k, out.data() + static_cast<size_t>(r) * row_bytes, k);
+  });
+  return out;
+}
+
+std::vector<double> exact_matmul(const Weight& w, const float* x, int64_t rows) {
+  require(w.experts == 1, fmt::format("{}: exact_matmul needs one matrix", label(w)));
+  const std::vector<float> dense = dequantize(w);
+  std::vector<double> out(static_cast<size_t>(rows * w.m));
+  runtime::ThreadPool::global().run(0, w.m, [&](int64_t o) {
+    const float* wr = dense.data() + o * w.k;
+    for (int64_t r = 0; r < rows; ++r) {
+      const float* xr = x + r * w.k;
+      double sum = 0.0;
+      for (int64_t i = 0; i < w.k; ++i) sum += static_cast<double>(wr[i]) * static_cast<double>(xr[i]);
+      out[static_cast<size_t>(r * w.m + o)] = sum;
+    }
+  });
+  return out;
+}
+
+template <typename Ref>
+static double nmse_of(const float* got, const Ref* reference, size_t n) {
+  double err = 0.0, ref = 0.0;
+  for (size_t i = 0; i < n; ++i) {
+    const double r = static_cast<double>(reference[i]);
+    const double d = static_cast<double>(got[i]) - r;
+    err += d * d;
+    ref += r * r;
+  }
+  if (ref == 0.0) return err == 0.0 ? 0.0 : std::numeric_limits<double>::infinity();
+  return err / ref;
+}
+
+double nmse(const float* got, const double* reference, size_t n) { return nmse_of(got, reference, n); }
+double nmse(const float* got, const float* reference, size_t n) { return nmse_of(got, reference, n); }
+
+void write_file_atomic(const std::string& path, const void* bytes, size_t size) {
+  runtime::AtomicFile file(path);
+  file.write(bytes, size);
+  file.commit();
+}
+
+}  // namespace ggufmm

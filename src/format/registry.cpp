@@ -1,0 +1,78 @@
+#include "format/registry.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+
+#include "format/floats.hpp"
+#include "format/fp4.hpp"
+#include "format/iquants.hpp"
+#include "format/kquants.hpp"
+#include "format/legacy.hpp"
+#include "format/ternary.hpp"
+
+namespace ggufmm::format {
+namespace {
+
+constexpr Format weight(Type type, std::string_view name, int32_t block_size, int32_t block_bytes,
+                        DequantizeFn dequantize, QuantizeFn quantize) {
+  return {{type, name, block_size, block_bytes, true, quantize != nullptr}, dequantize, quantize};
+}
+constexpr Format data(Type type, std::string_view name, int32_t bytes) {
+  return {{type, name, 1, bytes, false, false}, nullptr, nullptr};
+}
+
+const std::array kFormats = {
+    weight(Type::F32, "f32", 1, 4, dequantize_f32, quantize_f32),
+    weight(Type::F16, "f16", 1, 2, dequantize_f16, quantize_f16),
+    weight(Type::BF16, "bf16", 1, 2, dequantize_bf16, quantize_bf16),
+    weight(Type::Q4_0, "q4_0", 32, 18, dequantize_q4_0, quantize_q4_0),
+    weight(Type::Q4_1, "q4_1", 32, 20, dequantize_q4_1, quantize_q4_1),
+    weight(Type::Q5_0, "q5_0", 32, 22, dequantize_q5_0, quantize_q5_0),
+    weight(Type::Q5_1, "q5_1", 32, 24, dequantize_q5_1, quantize_q5_1),
+    weight(Type::Q8_0, "q8_0", 32, 34, dequantize_q8_0, quantize_q8_0),
+    weight(Type::Q2_K, "q2_K", 256, 84, dequantize_q2_K, quantize_q2_K),
+    weight(Type::Q3_K, "q3_K", 256, 110, dequantize_q3_K, quantize_q3_K),
+    weight(Type::Q4_K, "q4_K", 256, 144, dequantize_q4_K, quantize_q4_K),
+    weight(Type::Q5_K, "q5_K", 256, 176, dequantize_q5_K, quantize_q5_K),
+    weight(Type::Q6_K, "q6_K", 256, 210, dequantize_q6_K, quantize_q6_K),
+    weight(Type::IQ2_XXS, "iq2_xxs", 256, 66, dequantize_iq2_xxs, nullptr),
+    weight(Type::IQ2_XS, "iq2_xs", 256, 74, dequantize_iq2_xs, nullptr),
+    weight(Type::IQ2_S, "iq2_s", 256, 82, dequantize_iq2_s, nullptr),
+    weight(Type::IQ3_XXS, "iq3_xxs", 256, 98, dequantize_iq3_xxs, nullptr),
+    weight(Type::IQ3_S, "iq3_s", 256, 110, dequantize_iq3_s, nullptr),
+    weight(Type::IQ1_S, "iq1_s", 256, 50, dequantize_iq1_s, nullptr),
+    weight(Type::IQ1_M, "iq1_m", 256, 56, dequantize_iq1_m, nullptr),
+    weight(Type::IQ4_NL, "iq4_nl", 32, 18, dequantize_iq4_nl, quantize_iq4_nl),
+    weight(Type::IQ4_XS, "iq4_xs", 256, 136, dequantize_iq4_xs, quantize_iq4_xs),
+    weight(Type::TQ1_0, "tq1_0", 256, 54, dequantize_tq1_0, quantize_tq1_0),
+    weight(Type::TQ2_0, "tq2_0", 256, 66, dequantize_tq2_0, quantize_tq2_0),
+    weight(Type::MXFP4, "mxfp4", 32, 17, dequantize_mxfp4, quantize_mxfp4),
+    data(Type::I8, "i8", 1),
+    data(Type::I16, "i16", 2),
+    data(Type::I32, "i32", 4),
+    data(Type::I64, "i64", 8),
+    data(Type::F64, "f64", 8),
+};
+
+bool iequal(std::string_view a, std::string_view b) {
+  return std::ranges::equal(a, b, [](char x, char y) {
+    return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+  });
+}
+
+}  // namespace
+
+const Format* find(Type type) {
+  const auto it = std::ranges::find(kFormats, type, [](const Format& f) { return f.info.type; });
+  return it == kFormats.end() ? nullptr : &*it;
+}
+
+const Format* find(std::string_view name) {
+  const auto it = std::ranges::find_if(kFormats, [&](const Format& f) { return iequal(f.info.name, name); });
+  return it == kFormats.end() ? nullptr : &*it;
+}
+
+std::span<const Format> all() { return kFormats; }
+
+}  // namespace ggufmm::format

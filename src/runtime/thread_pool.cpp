@@ -1,0 +1,108 @@
+#include "runtime/thread_pool.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <exception>
+
+namespace ggufmm::runtime {
+
+struct ThreadPool::Job {
+  const std::function<void(int64_t)>* task;
+  int64_t n;
+  int helpers_wanted;  // workers that may join besides the caller
+  std::atomic<int64_t> next{0};
+  std::atomic<int64_t> done{0};
+  std::mutex mutex;
+  std::condition_variable finished;
+  std::exception_ptr error;
+};
+
+ThreadPool::ThreadPool(int workers) {
+  for (int i = 0; i < workers; ++i) workers_.emplace_back([this] { worker_loop(); });
+}
+
+ThreadPool::~ThreadPool() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  for (auto& t : workers_) t.join();
+}
+
+ThreadPool& ThreadPool::global() {
+  static ThreadPool pool(std::max(1u, std::thread::hardware_concurrency()) - 1);
+  return pool;
+}
+
+int ThreadPool::resolve_threads(int requested) {
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  return requested <= 0 ? cores : std::min(requested, cores);
+}
+
+void ThreadPool::work_on(Job& job) {
+  int64_t finished_here = 0;
+  for (int64_t i; (i = job.next.fetch_add(1)) < job.n; ++finished_here) {
+    try {
+      (*job.task)(i);
+    } catch (...) {
+      std::lock_guard lock(job.mutex);
+      if (!job.error) job.error = std::current_exception();
+    }
+  }
+  if (finished_here > 0 && job.done.fetch_add(finished_here) + finished_here == job.n) {
+    std::lock_guard lock(job.mutex);
+    job.finished.notify_all();
+  }
+}
+
+void ThreadPool::worker_loop() {
+  for (;;) {
+    std::shared_ptr<Job> job;
+    {
+      std::unique_lock lock(mutex_);
+      wake_.wait(lock, [&] { return stopping_ || !jobs_.empty(); });
+      if (stopping_) return;
+      job = jobs_.front();
+      // Each job takes as many workers as it asked for; then it leaves the queue.
+      if (--job->helpers_wanted == 0) jobs_.pop_front();
+    }
+    work_on(*job);
+  }
+}
+
+void ThreadPool::run(int threads, int64_t n, const std::function<void(int64_t)>& task) {
+  if (n <= 0) return;
+  const int helpers = static_cast<int>(std::min<int64_t>({resolve_threads(threads) - 1,
+                                                          static_cast<int64_t>(workers_.size()), n - 1}));
+  if (helpers == 0) {
+    for (int64_t i = 0; i < n; ++i) task(i);
+    return;
+  }
+  auto job = std::make_shared<Job>();
+  job->task = &task;
+  job->n = n;
+  job->helpers_wanted = helpers;
+  {
+    std::lock_guard lock(mutex_);
+    jobs_.push_back(job);
+  }
+  if (helpers == 1) {
+    wake_.notify_one();
+  } else {
+    wake_.notify_all();
+  }
+  work_on(*job);
+  {
+    std::unique_lock lock(job->mutex);
+    job->finished.wait(lock, [&] { return job->done.load() == job->n; });
+  }
+  // Workers that have not picked the job up yet find nothing left to claim; drop it from the queue.
+  {
+    std::lock_guard lock(mutex_);
+    std::erase(jobs_, job);
+  }
+  if (job->error) std::rethrow_exception(job->error);
+}
+
+}  // namespace ggufmm::runtime
