@@ -10,7 +10,7 @@
 namespace ggufmm {
 namespace {
 
-const char* const kGoldenTypes[] = {"f32",    "f16",    "bf16",    "q4_0",   "q4_1",  "q5_0",  "q5_1",
+const std::vector<std::string> kGoldenTypes = {"f32",    "f16",    "bf16",    "q4_0",   "q4_1",  "q5_0",  "q5_1",
                                     "q8_0",   "q2_K",   "q3_K",    "q4_K",   "q5_K",  "q6_K",  "iq2_xxs",
                                     "iq2_xs", "iq2_s",  "iq3_xxs", "iq3_s",  "iq1_s", "iq1_m", "iq4_nl",
                                     "iq4_xs", "tq1_0",  "tq2_0",   "mxfp4"};
@@ -65,7 +65,7 @@ TEST_P(Golden, ReferenceProductMatchesExact) {
 }
 
 INSTANTIATE_TEST_SUITE_P(AllFormats, Golden, ::testing::ValuesIn(kGoldenTypes),
-                         [](const auto& info) { return info.param; });
+                         [](const auto& param_info) { return param_info.param; });
 
 }  // namespace
 }  // namespace ggufmm

@@ -1,0 +1,61 @@
+/* ggufmm: activations times GGUF-quantized weights, for engines written in C.
+ * Every call returns a status; on failure ggufmm_last_error() says what went wrong (per thread).
+ * No exception crosses this interface. */
+#ifndef GGUFMM_H
+#define GGUFMM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum {
+  GGUFMM_OK = 0,
+  GGUFMM_BAD_INPUT = 1, /* a file, tensor or value that cannot be used */
+  GGUFMM_BAD_USAGE = 2, /* arguments that make no sense */
+  GGUFMM_INTERNAL = 3   /* out of memory or a bug */
+} ggufmm_status;
+
+typedef enum { GGUFMM_PATH_AUTO = 0, GGUFMM_PATH_REF = 1 } ggufmm_path;
+
+/* Weights in GGUF blocks: `experts` matrices of m rows of k values (a tensor [k, m, experts]). */
+typedef struct {
+  uint32_t type; /* ggml type id */
+  int64_t k;
+  int64_t m;
+  int64_t experts;
+  const void* data;
+} ggufmm_weight;
+
+typedef struct {
+  ggufmm_path path;
+  int threads; /* 0: all cores */
+} ggufmm_options;
+
+typedef struct ggufmm_file ggufmm_file;
+
+const char* ggufmm_last_error(void);
+/* ggml's name of a type ("q4_K"), or NULL for an unknown id. */
+const char* ggufmm_type_name(uint32_t type);
+
+ggufmm_status ggufmm_file_open(const char* path, ggufmm_file** out);
+void ggufmm_file_close(ggufmm_file* file);
+/* A tensor of the file as a weight; valid while the file is open. */
+ggufmm_status ggufmm_file_weight(const ggufmm_file* file, const char* tensor, ggufmm_weight* out);
+
+/* y[rows, m] = x[rows, k] * W^T (+ residual[rows, m] when not NULL). options may be NULL. */
+ggufmm_status ggufmm_matmul(const ggufmm_weight* w, const float* x, int64_t rows, float* y, const float* residual,
+                            const ggufmm_options* options);
+
+/* ggml's mul_mat_id: act [tokens, act_slots (1 or slots), k], ids [tokens, slots], y [tokens, slots, m]. */
+ggufmm_status ggufmm_mul_mat_id(const ggufmm_weight* w, const float* act, int64_t tokens, int64_t act_slots,
+                                const int32_t* ids, int64_t slots, float* y, const float* residual,
+                                const ggufmm_options* options);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GGUFMM_H */

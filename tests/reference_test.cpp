@@ -1,0 +1,145 @@
+// The reference path: ggml's mul_mat_id golden files, random shapes with residuals, and argument errors.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+
+#include "ggufmm/gguf.hpp"
+#include "testdata.hpp"
+
+namespace ggufmm {
+namespace {
+
+const std::vector<std::string> kMoeFiles = {
+    "moe-q4_0-shared",    "moe-q4_0-perslot",    "moe-q8_0-shared",   "moe-q8_0-perslot",
+    "moe-q4_K-shared",    "moe-q4_K-perslot",    "moe-q5_K-shared",   "moe-q5_K-perslot",
+    "moe-q6_K-shared",    "moe-q6_K-perslot",    "moe-iq2_xs-shared", "moe-iq2_xs-perslot",
+    "moe-iq3_xxs-shared", "moe-iq3_xxs-perslot"};
+
+class MoeGolden : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(MoeGolden, ReferenceMulMatIdMatchesExact) {
+  GGUFMM_REQUIRE_GOLDEN(path, GetParam() + ".gguf");
+  const auto file = gguf::File::open(path);
+  const Weight w = file.weight("weight");
+  const gguf::TensorInfo& ids = file.tensor("ids");
+  const gguf::TensorInfo& act = file.tensor("act");
+  const int64_t slots = ids.shape[0], tokens = ids.shape[1], act_slots = act.shape[1];
+  ASSERT_EQ(w.experts, 8);
+  ASSERT_EQ(act_slots, GetParam().ends_with("shared") ? 1 : slots);
+  std::vector<int32_t> id_values(static_cast<size_t>(slots * tokens));
+  std::memcpy(id_values.data(), ids.data, id_values.size() * sizeof(int32_t));
+  const std::vector<float> x = file.read_f32("act");
+  const std::vector<float> exact = file.read_f32("exact_out");
+  std::vector<float> y(exact.size());
+  mul_mat_id(w, x.data(), tokens, act_slots, id_values.data(), slots, y.data(), nullptr, {.path = Path::Ref});
+  EXPECT_LE(nmse(y.data(), exact.data(), y.size()), 1e-10);
+
+  // The dequantized experts match ggml's too.
+  const std::vector<float> dequant = dequantize(w);
+  EXPECT_EQ(std::memcmp(dequant.data(), file.read_f32("dequant").data(), dequant.size() * sizeof(float)), 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(AllFiles, MoeGolden, ::testing::ValuesIn(kMoeFiles),
+                         [](const auto& param_info) { return param_info.param; });
+
+std::vector<float> random_values(size_t n, std::mt19937& rng) {
+  std::normal_distribution<float> normal;
+  std::vector<float> v(n);
+  for (auto& x : v) x = normal(rng);
+  return v;
+}
+
+struct Quantized {
+  std::vector<uint8_t> bytes;
+  Weight w;
+};
+Quantized random_weight(Type type, int64_t m, int64_t k, int64_t experts, std::mt19937& rng) {
+  const std::vector<float> values = random_values(static_cast<size_t>(m * k * experts), rng);
+  Quantized q{quantize(type, values.data(), m * experts, k), {.type = type, .k = k, .m = m, .experts = experts}};
+  q.w.data = q.bytes.data();
+  return q;
+}
+
+TEST(Reference, RandomShapesWithResidualMatchExact) {
+  std::mt19937 rng(7);
+  for (const Type type : {Type::F32, Type::Q8_0, Type::Q4_1, Type::Q4_K, Type::IQ4_XS}) {
+    for (const auto [m, k, rows] : {std::tuple{1, 256, 1}, {37, 512, 3}, {130, 768, 9}}) {
+      const Quantized q = random_weight(type, m, k, 1, rng);
+      const std::vector<float> x = random_values(static_cast<size_t>(rows * k), rng);
+      const std::vector<float> residual = random_values(static_cast<size_t>(rows * m), rng);
+      std::vector<double> exact = exact_matmul(q.w, x.data(), rows);
+      for (size_t i = 0; i < exact.size(); ++i) exact[i] += residual[i];
+      std::vector<float> y(exact.size());
+      matmul(q.w, x.data(), rows, y.data(), residual.data(), {.path = Path::Ref, .threads = 2});
+      EXPECT_LE(nmse(y.data(), exact.data(), y.size()), 1e-10) << type_info(type)->name << " m=" << m;
+    }
+  }
+}
+
+TEST(Reference, MulMatIdEqualsOneMatmulPerSlot) {
+  std::mt19937 rng(11);
+  const int64_t experts = 5, m = 24, k = 256, tokens = 7, slots = 3;
+  const Quantized q = random_weight(Type::Q4_K, m, k, experts, rng);
+  std::vector<int32_t> ids(static_cast<size_t>(tokens * slots));
+  for (size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<int32_t>((i * 7 + i / 3) % 4);  // expert 4 unused
+  for (const int64_t act_slots : {int64_t{1}, slots}) {
+    const std::vector<float> act = random_values(static_cast<size_t>(tokens * act_slots * k), rng);
+    const std::vector<float> residual = random_values(static_cast<size_t>(tokens * slots * m), rng);
+    std::vector<float> y(static_cast<size_t>(tokens * slots * m));
+    mul_mat_id(q.w, act.data(), tokens, act_slots, ids.data(), slots, y.data(), residual.data(), {.path = Path::Ref});
+    for (int64_t t = 0; t < tokens; ++t) {
+      for (int64_t s = 0; s < slots; ++s) {
+        Weight expert = q.w;
+        expert.experts = 1;
+        expert.data = q.bytes.data() + static_cast<size_t>(ids[static_cast<size_t>(t * slots + s)]) * q.w.expert_bytes();
+        const float* row = act.data() + (t * act_slots + (act_slots == 1 ? 0 : s)) * k;
+        std::vector<float> want(static_cast<size_t>(m));
+        const size_t at = static_cast<size_t>((t * slots + s) * m);
+        matmul(expert, row, 1, want.data(), residual.data() + at, {.path = Path::Ref});
+        EXPECT_EQ(std::memcmp(want.data(), y.data() + at, want.size() * sizeof(float)), 0) << t << "," << s;
+      }
+    }
+  }
+}
+
+template <typename F>
+void expect_error(Error::Kind kind, const std::string& fragment, F&& call) {
+  try {
+    call();
+    ADD_FAILURE() << "no error; expected one containing \"" << fragment << "\"";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), kind) << e.what();
+    EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
+  }
+}
+
+TEST(Reference, BadArgumentsAreClearErrors) {
+  std::mt19937 rng(3);
+  const Quantized q = random_weight(Type::Q8_0, 4, 64, 2, rng);
+  std::vector<float> x(64 * 4), y(64);
+  std::vector<int32_t> ids = {0, 2};
+  expect_error(Error::Kind::BadInput, "expert id 2 (token 0, slot 1)",
+               [&] { mul_mat_id(q.w, x.data(), 1, 1, ids.data(), 2, y.data()); });
+  expect_error(Error::Kind::BadUsage, "need 1 or 2",
+               [&] { mul_mat_id(q.w, x.data(), 1, 3, ids.data(), 2, y.data()); });
+  expect_error(Error::Kind::BadUsage, "use mul_mat_id", [&] { matmul(q.w, x.data(), 1, y.data()); });
+
+  Weight odd = q.w;
+  odd.experts = 1;
+  odd.k = 48;
+  odd.name = "blk.0.ffn_up";
+  expect_error(Error::Kind::BadInput, "tensor blk.0.ffn_up: row length 48 is not a multiple of the q8_0 block size 32",
+               [&] { matmul(odd, x.data(), 1, y.data()); });
+  Weight ints = odd;
+  ints.type = Type::I32;
+  expect_error(Error::Kind::BadInput, "type i32 is not a weight format", [&] { matmul(ints, x.data(), 1, y.data()); });
+  Weight unknown = odd;
+  unknown.type = static_cast<Type>(77);
+  expect_error(Error::Kind::BadInput, "unknown type id 77", [&] { matmul(unknown, x.data(), 1, y.data()); });
+  expect_error(Error::Kind::BadUsage, "cannot quantize to iq2_xs", [&] { quantize(Type::IQ2_XS, x.data(), 1, 256); });
+  expect_error(Error::Kind::BadUsage, "need a multiple of 256", [&] { quantize(Type::Q4_K, x.data(), 1, 64); });
+}
+
+}  // namespace
+}  // namespace ggufmm

@@ -1,0 +1,186 @@
+// The ggufmm tool as a user runs it: exit statuses, messages, and output files written whole or not at all.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <fmt/format.h>
+#include <sys/wait.h>
+
+#include "ggufmm/gguf.hpp"
+#include "testdata.hpp"
+
+namespace ggufmm {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Run {
+  int status;
+  std::string output;  // stdout and stderr
+};
+
+Run run_tool(const std::string& args) {
+  const std::string command = fmt::format("{} {} 2>&1", GGUFMM_TOOL_PATH, args);
+  FILE* pipe = ::popen(command.c_str(), "r");
+  if (!pipe) return {-1, "popen failed"};
+  Run run{0, {}};
+  std::array<char, 4096> buffer;
+  while (const size_t n = std::fread(buffer.data(), 1, buffer.size(), pipe)) run.output.append(buffer.data(), n);
+  const int raw = ::pclose(pipe);
+  run.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + WTERMSIG(raw);
+  return run;
+}
+
+std::vector<float> read_raw_f32(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::vector<float> v(fs::file_size(path) / sizeof(float));
+  in.read(reinterpret_cast<char*>(v.data()), static_cast<std::streamsize>(v.size() * sizeof(float)));
+  return v;
+}
+
+class Tool : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / fmt::format("ggufmm-tool-{}-{}", ::getpid(), ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string out(const std::string& name) const { return (dir_ / name).string(); }
+  fs::path dir_;
+};
+
+TEST_F(Tool, UsageErrorsExitWith2) {
+  EXPECT_EQ(run_tool("").status, 2);
+  EXPECT_EQ(run_tool("frobnicate").status, 2);
+  EXPECT_EQ(run_tool("matmul").status, 2);
+  const Run bad_path = run_tool(fmt::format("matmul x.gguf --weight w --act a --path warp -o {}", out("y.f32")));
+  EXPECT_EQ(bad_path.status, 2);
+  EXPECT_NE(bad_path.output.find("unknown --path warp"), std::string::npos) << bad_path.output;
+  EXPECT_EQ(run_tool("quantize a.gguf b.gguf --type iq2_xs").status, 2);
+  EXPECT_EQ(run_tool("--help").status, 0);
+}
+
+TEST_F(Tool, MissingOrBrokenFileExitsWith1NamingIt) {
+  const Run missing = run_tool(out("nope.gguf").insert(0, "info "));
+  EXPECT_EQ(missing.status, 1);
+  EXPECT_NE(missing.output.find("nope.gguf"), std::string::npos) << missing.output;
+
+  std::ofstream(out("junk.gguf")) << "this is not a gguf file at all";
+  const Run junk = run_tool("info " + out("junk.gguf"));
+  EXPECT_EQ(junk.status, 1);
+  EXPECT_NE(junk.output.find("junk.gguf"), std::string::npos) << junk.output;
+}
+
+TEST_F(Tool, InfoListsTensors) {
+  GGUFMM_REQUIRE_GOLDEN(path, "q4_K.gguf");
+  const Run r = run_tool("info " + path);
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("golden.kind"), std::string::npos);
+  EXPECT_NE(r.output.find("weight"), std::string::npos);
+  EXPECT_NE(r.output.find("q4_K"), std::string::npos);
+  EXPECT_NE(r.output.find("[768, 48]"), std::string::npos) << r.output;
+}
+
+TEST_F(Tool, DequantWritesGgmlValues) {
+  GGUFMM_REQUIRE_GOLDEN(path, "q5_K.gguf");
+  ASSERT_EQ(run_tool(fmt::format("dequant {} weight -o {}", path, out("w.f32"))).status, 0);
+  const auto file = gguf::File::open(path);
+  const std::vector<float> want = file.read_f32("dequant");
+  const std::vector<float> got = read_raw_f32(out("w.f32"));
+  ASSERT_EQ(got.size(), want.size());
+  EXPECT_EQ(std::memcmp(got.data(), want.data(), got.size() * sizeof(float)), 0);
+
+  const Run missing = run_tool(fmt::format("dequant {} no_such_tensor -o {}", path, out("x.f32")));
+  EXPECT_EQ(missing.status, 1);
+  EXPECT_NE(missing.output.find("no_such_tensor"), std::string::npos) << missing.output;
+  EXPECT_FALSE(fs::exists(out("x.f32")));
+}
+
+TEST_F(Tool, MatmulMatchesExactAndAddsResidual) {
+  GGUFMM_REQUIRE_GOLDEN(path, "q6_K.gguf");
+  const auto file = gguf::File::open(path);
+  const std::vector<float> exact = file.read_f32("exact_out.3");
+  ASSERT_EQ(run_tool(fmt::format("matmul {} --weight weight --act act.3 --threads 1 -o {}", path, out("y.f32"))).status,
+            0);
+  std::vector<float> y = read_raw_f32(out("y.f32"));
+  ASSERT_EQ(y.size(), exact.size());
+  EXPECT_LE(nmse(y.data(), exact.data(), y.size()), 1e-10);
+
+  // The exact output itself as the residual doubles the result.
+  ASSERT_EQ(run_tool(fmt::format("matmul {} --weight weight --act {}:act.3 --residual exact_out.3 -o {}", path, path,
+                                 out("y2.f32")))
+                .status,
+            0);
+  const std::vector<float> y2 = read_raw_f32(out("y2.f32"));
+  std::vector<float> doubled(exact.size());
+  for (size_t i = 0; i < exact.size(); ++i) doubled[i] = 2.0f * exact[i];
+  EXPECT_LE(nmse(y2.data(), doubled.data(), y2.size()), 1e-10);
+}
+
+TEST_F(Tool, FailedMatmulLeavesNoOutput) {
+  GGUFMM_REQUIRE_GOLDEN(path, "q4_0.gguf");
+  std::ofstream(out("keep.f32")) << "old";
+  // ggml_out.3 is [48, 3]: wrong shape for activations of a [768, 48] weight.
+  const Run r = run_tool(fmt::format("matmul {} --weight weight --act ggml_out.3 -o {}", path, out("keep.f32")));
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.output.find("ggml_out.3"), std::string::npos) << r.output;
+  std::ifstream in(out("keep.f32"));
+  std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(content, "old");
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir_), fs::directory_iterator{}), 1);  // no temporary left
+}
+
+TEST_F(Tool, MoeMatchesExact) {
+  GGUFMM_REQUIRE_GOLDEN(path, "moe-q4_K-perslot.gguf");
+  ASSERT_EQ(run_tool(fmt::format("moe {} --weight weight --act act --ids ids -o {}", path, out("y.f32"))).status, 0);
+  const std::vector<float> exact = gguf::File::open(path).read_f32("exact_out");
+  const std::vector<float> y = read_raw_f32(out("y.f32"));
+  ASSERT_EQ(y.size(), exact.size());
+  EXPECT_LE(nmse(y.data(), exact.data(), y.size()), 1e-10);
+  const Run wrong = run_tool(fmt::format("moe {} --weight weight --act act --ids act -o {}", path, out("z.f32")));
+  EXPECT_EQ(wrong.status, 1);
+  EXPECT_NE(wrong.output.find("expert ids must be i32"), std::string::npos) << wrong.output;
+}
+
+TEST_F(Tool, QuantizeConvertsFloatTensorsAndCopiesTheRest) {
+  GGUFMM_REQUIRE_GOLDEN(path, "f32.gguf");
+  const Run r = run_tool(fmt::format("quantize {} {} --type q8_0 --tensor source", path, out("q.gguf")));
+  ASSERT_EQ(r.status, 0) << r.output;
+  const auto in = gguf::File::open(path);
+  const auto q = gguf::File::open(out("q.gguf"));
+  EXPECT_EQ(q.metadata().size(), in.metadata().size());
+  ASSERT_EQ(q.tensors().size(), in.tensors().size());
+  EXPECT_EQ(q.tensor("source").type, Type::Q8_0);
+  EXPECT_EQ(q.tensor("source").shape, in.tensor("source").shape);
+  EXPECT_EQ(q.tensor("act.1").type, Type::F32);
+  EXPECT_EQ(std::memcmp(q.tensor("act.1").data, in.tensor("act.1").data, in.tensor("act.1").bytes), 0);
+  const std::vector<float> source = in.read_f32("source");
+  const std::vector<float> back = dequantize(q.weight("source"));
+  EXPECT_LE(nmse(back.data(), source.data(), source.size()), 1e-4);
+
+  const Run all = run_tool(fmt::format("quantize {} {} --type q4_K", path, out("all.gguf")));
+  ASSERT_EQ(all.status, 0) << all.output;
+  // Rows of 48 values (the outputs) cannot hold 256-value blocks: kept as f32, with a note.
+  const auto all_q = gguf::File::open(out("all.gguf"));
+  EXPECT_EQ(all_q.tensor("source").type, Type::Q4_K);
+  EXPECT_EQ(all_q.tensor("act.8").type, Type::Q4_K);
+  EXPECT_EQ(all_q.tensor("exact_out.8").type, Type::F32);
+  EXPECT_NE(all.output.find("tensor exact_out.8: row length 48 is not a multiple of the q4_K block size 256; kept as f32"),
+            std::string::npos)
+      << all.output;
+  const Run named = run_tool(fmt::format("quantize {} {} --type q4_K --tensor exact_out.8", path, out("n.gguf")));
+  EXPECT_EQ(named.status, 1);
+  EXPECT_FALSE(fs::exists(out("n.gguf")));
+}
+
+TEST_F(Tool, CheckPasses) {
+  const Run r = run_tool("check");
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("all passed"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace ggufmm

@@ -1,0 +1,94 @@
+// ggufmm check: every format through every path on random data, against the exact double-precision product.
+#include <fmt/format.h>
+
+#include <cmath>
+#include <random>
+
+#include "commands.hpp"
+#include "ggufmm/ggufmm.hpp"
+
+namespace ggufmm::cli {
+namespace {
+
+struct Shape {
+  int64_t m, k_blocks, rows;
+  bool residual;
+};
+// Odd m and row counts, one block and many, with and without residual.
+constexpr Shape kShapes[] = {{1, 1, 1, false}, {37, 3, 5, true}, {64, 8, 8, false}, {19, 2, 37, true}};
+
+double tolerance(Path path) {
+  switch (path) {
+    case Path::Auto:
+    case Path::Ref:
+      return 1e-10;
+  }
+  return 0.0;
+}
+
+// Random weights of any format: quantized from random floats where ggufmm can, else random blocks, redrawn
+// until they dequantize to finite values of sane size (random bytes can spell a NaN or huge scale).
+std::vector<uint8_t> random_weights(const TypeInfo& t, int64_t m, int64_t k, std::mt19937& rng) {
+  std::normal_distribution<float> normal;
+  if (t.can_quantize) {
+    std::vector<float> values(static_cast<size_t>(m * k));
+    for (auto& v : values) v = normal(rng);
+    return quantize(t.type, values.data(), m, k);
+  }
+  std::vector<uint8_t> bytes(static_cast<size_t>(m * k / t.block_size * t.block_bytes));
+  std::vector<float> block(static_cast<size_t>(t.block_size));
+  std::uniform_int_distribution<int> byte(0, 255);
+  for (size_t at = 0; at < bytes.size(); at += static_cast<size_t>(t.block_bytes)) {
+    for (;;) {
+      for (int i = 0; i < t.block_bytes; ++i) bytes[at + static_cast<size_t>(i)] = static_cast<uint8_t>(byte(rng));
+      const Weight one{.type = t.type, .k = t.block_size, .m = 1, .data = bytes.data() + at};
+      block = dequantize(one);
+      if (std::ranges::all_of(block, [](float v) { return std::isfinite(v) && std::fabs(v) < 1e4f; })) break;
+    }
+  }
+  return bytes;
+}
+
+}  // namespace
+
+void add_check(CLI::App& app) {
+  auto* cmd = app.add_subcommand("check", "run the built-in correctness suite");
+  static int threads = 0;
+  cmd->add_option("--threads", threads, "threads (0: all cores)")->check(CLI::NonNegativeNumber);
+  cmd->callback([] {
+    std::mt19937 rng(20261130);
+    std::normal_distribution<float> normal;
+    int failures = 0;
+    fmt::print("{:<8}  {:<6}  {:>5}  {:>6}  {:>5}  {:>4}  {:>10}  {}\n", "format", "path", "m", "k", "rows", "res",
+               "nmse", "result");
+    for (const TypeInfo& t : all_types()) {
+      if (!t.is_weight) continue;
+      for (const Shape& s : kShapes) {
+        const int64_t k = s.k_blocks * std::max<int64_t>(t.block_size, 32);
+        const std::vector<uint8_t> bytes = random_weights(t, s.m, k, rng);
+        const Weight w{.type = t.type, .k = k, .m = s.m, .data = bytes.data(), .name = "random"};
+        std::vector<float> x(static_cast<size_t>(s.rows * k)), residual(static_cast<size_t>(s.rows * s.m));
+        for (auto& v : x) v = normal(rng);
+        for (auto& v : residual) v = normal(rng);
+        std::vector<double> exact = exact_matmul(w, x.data(), s.rows);
+        if (s.residual) {
+          for (size_t i = 0; i < exact.size(); ++i) exact[i] += residual[i];
+        }
+        for (const Path path : available_paths()) {
+          std::vector<float> y(exact.size());
+          matmul(w, x.data(), s.rows, y.data(), s.residual ? residual.data() : nullptr,
+                 {.path = path, .threads = threads});
+          const double e = nmse(y.data(), exact.data(), y.size());
+          const bool ok = e <= tolerance(path);
+          failures += ok ? 0 : 1;
+          fmt::print("{:<8}  {:<6}  {:>5}  {:>6}  {:>5}  {:>4}  {:>10.3e}  {}\n", t.name, path_name(path), s.m, k,
+                     s.rows, s.residual ? "yes" : "no", e, ok ? "pass" : "FAIL");
+        }
+      }
+    }
+    fmt::print("{}\n", failures == 0 ? "all passed" : fmt::format("{} FAILED", failures));
+    if (failures > 0) throw CLI::RuntimeError(1);
+  });
+}
+
+}  // namespace ggufmm::cli

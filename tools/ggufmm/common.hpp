@@ -1,0 +1,34 @@
+// What several subcommands share: tensor references, f32 inputs, outputs, and the common options.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+#include <vector>
+
+#include "ggufmm/gguf.hpp"
+
+namespace ggufmm::cli {
+
+// An f32 tensor loaded from "[FILE:]NAME", the file defaulting to the one the command was given.
+struct F32Tensor {
+  std::string label;  // "FILE: tensor NAME", for messages
+  std::vector<int64_t> shape;
+  std::vector<float> values;
+};
+F32Tensor load_f32(const gguf::File& default_file, const std::string& ref);
+
+// Checks that `t` has the given shape (ggml order), trailing 1s ignored; throws Error(BadInput) otherwise.
+void require_shape(const F32Tensor& t, std::vector<int64_t> want, const std::string& role);
+
+// Raw little-endian f32, row-major; written whole or not at all.
+void write_f32(const std::string& path, const std::vector<float>& values);
+
+// --path and --threads, as every product command takes them.
+struct ProductOptions {
+  std::string path = "auto";
+  int threads = 0;
+  void add_to(CLI::App& cmd);
+  Options resolve() const;  // throws Error(BadUsage) for an unknown path
+};
+
+}  // namespace ggufmm::cli
