@@ -1,9 +1,63 @@
+// MXFP4: 32 E2M1 values sharing one E8M0 exponent. As in ggml, the E2M1 values are kept doubled (as integers)
+// and the exponent halved to match, and dequantization performs ggml's operations so that it matches bit for bit.
 #include "format/fp4.hpp"
 
-#include <cstdlib>
+#include <algorithm>
+#include <bit>
+#include <cmath>
 
-// Placeholder until the family is implemented.
+#include "format/blocks.hpp"
+#include "format/quant_search.hpp"
+
 namespace ggufmm::format {
-void dequantize_mxfp4(const void*, float*, int64_t) { std::abort(); }
-void quantize_mxfp4(const float*, void*, int64_t) { std::abort(); }
+namespace {
+
+// Twice the E2M1 values, by code: sign in bit 3.
+constexpr int8_t kValues[16] = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};
+
+// 2^(e - 128): half the E8M0 value 2^(e - 127), which is subnormal in f32 for e < 2.
+float e8m0_half(uint8_t e) {
+  return std::bit_cast<float>(e < 2 ? 0x00200000u << e : static_cast<uint32_t>(e - 1) << 23);
+}
+
+// The code whose value times d is nearest x; the first on ties.
+uint8_t nearest_code(float x, float d) {
+  uint8_t best = 0;
+  float best_error = std::fabs(kValues[0] * d - x);
+  for (uint8_t c = 1; c < 16; ++c) {
+    const float error = std::fabs(kValues[c] * d - x);
+    if (error < best_error) {
+      best = c;
+      best_error = error;
+    }
+  }
+  return best;
+}
+
+}  // namespace
+
+void dequantize_mxfp4(const void* blocks, float* out, int64_t n) {
+  const auto* b = static_cast<const BlockMXFP4*>(blocks);
+  for (int64_t i = 0; i < n / kQK; ++i, out += kQK) {
+    const float d = e8m0_half(b[i].e);
+    for (int j = 0; j < kQK; ++j) out[j] = kValues[Strips<4, kQK / 2>::get(b[i].qs, j)] * d;
+  }
+}
+
+void quantize_mxfp4(const float* in, void* blocks, int64_t n) {
+  auto* b = static_cast<BlockMXFP4*>(blocks);
+  for (int64_t i = 0; i < n / kQK; ++i, in += kQK) {
+    float amax = 0;
+    for (int j = 0; j < kQK; ++j) amax = std::max(amax, std::fabs(in[j]));
+    // For a largest magnitude of 2^E times [1, 2), e = E - 2 + 127 makes d = 2^(E - 3): the largest magnitude is
+    // 8 to 16 times d, against codes that reach 12. Clamped: tiny inputs would go below the smallest exponent.
+    const int e = amax > 0 ? clamp_to_int(std::floor(std::log2(amax)) - 2 + 127, 0, 255) : 0;
+    b[i].e = static_cast<uint8_t>(e);
+    const float d = e8m0_half(b[i].e);
+    uint8_t codes[kQK];
+    for (int j = 0; j < kQK; ++j) codes[j] = nearest_code(in[j], d);
+    Strips<4, kQK / 2>::put(codes, kQK, b[i].qs);
+  }
+}
+
 }  // namespace ggufmm::format

@@ -1,17 +1,117 @@
+// The 32-value formats. Q4_0/Q5_0 and Q4_1/Q5_1 differ only in a fifth bit per level (qh); the _1 formats add a
+// min. Dequantization performs ggml's float operations in ggml's order (level * d, then + m), so that it matches
+// ggml bit for bit; the quantizers are ggml's reference ones.
 #include "format/legacy.hpp"
 
-#include <cstdlib>
+#include <algorithm>
+#include <cfloat>
+#include <cmath>
 
-// Placeholder until the family is implemented.
+#include "format/blocks.hpp"
+#include "format/fp16.hpp"
+#include "format/quant_search.hpp"
+
 namespace ggufmm::format {
-void dequantize_q4_0(const void*, float*, int64_t) { std::abort(); }
-void dequantize_q4_1(const void*, float*, int64_t) { std::abort(); }
-void dequantize_q5_0(const void*, float*, int64_t) { std::abort(); }
-void dequantize_q5_1(const void*, float*, int64_t) { std::abort(); }
-void dequantize_q8_0(const void*, float*, int64_t) { std::abort(); }
-void quantize_q4_0(const float*, void*, int64_t) { std::abort(); }
-void quantize_q4_1(const float*, void*, int64_t) { std::abort(); }
-void quantize_q5_0(const float*, void*, int64_t) { std::abort(); }
-void quantize_q5_1(const float*, void*, int64_t) { std::abort(); }
-void quantize_q8_0(const float*, void*, int64_t) { std::abort(); }
+namespace {
+
+template <class Block>
+constexpr bool kHasMin = requires(const Block& b) { b.m; };
+template <class Block>
+constexpr bool kHasFifthBit = requires(const Block& b) { b.qh; };
+template <class Block>
+constexpr int kBits = kHasFifthBit<Block> ? 5 : 4;
+
+// Level j: the low nibble of byte j for the first 16, the high nibble of byte j - 16 for the rest; the fifth bit
+// is bit j of the little-endian qh.
+template <class Block>
+int level(const Block& b, int j) {
+  int l = Strips<4, kQK / 2>::get(b.qs, j);
+  if constexpr (kHasFifthBit<Block>) l |= Strips<1, 1>::get(b.qh, j) << 4;
+  return l;
+}
+
+template <class Block>
+void decode(const Block& b, float* y) {
+  const float d = fp16_to_f32(b.d);
+  if constexpr (kHasMin<Block>) {
+    const float m = fp16_to_f32(b.m);
+    for (int j = 0; j < kQK; ++j) y[j] = level(b, j) * d + m;
+  } else {
+    for (int j = 0; j < kQK; ++j) y[j] = (level(b, j) - (1 << (kBits<Block> - 1))) * d;
+  }
+}
+
+void decode(const BlockQ8_0& b, float* y) {
+  const float d = fp16_to_f32(b.d);
+  for (int j = 0; j < kQK; ++j) y[j] = b.qs[j] * d;
+}
+
+template <class Block>
+void encode(const float* x, Block& b) {
+  constexpr int kMaxLevel = (1 << kBits<Block>) - 1;
+  uint8_t levels[kQK];
+  if constexpr (kHasMin<Block>) {
+    // Levels span [min, max]. The min is stored as binary16 too, so it saturates before d is derived from it.
+    float lo = FLT_MAX, hi = -FLT_MAX;
+    for (int j = 0; j < kQK; ++j) {
+      lo = std::min(lo, x[j]);
+      hi = std::max(hi, x[j]);
+    }
+    const float min = saturate_fp16(lo);
+    const float d = saturate_fp16((hi - min) / kMaxLevel);
+    const float id = d != 0 ? 1.0f / d : 0.0f;
+    b.d = f32_to_fp16(d);
+    b.m = f32_to_fp16(min);
+    for (int j = 0; j < kQK; ++j) {
+      levels[j] = static_cast<uint8_t>(clamp_to_int((x[j] - min) * id + 0.5f, 0, kMaxLevel));
+    }
+  } else {
+    // The value of largest magnitude maps to the most negative level, -2^(bits-1), which has no positive twin.
+    constexpr int kHalf = 1 << (kBits<Block> - 1);
+    const float d = saturate_fp16(signed_absmax({x, kQK}) / -kHalf);
+    const float id = d != 0 ? 1.0f / d : 0.0f;
+    b.d = f32_to_fp16(d);
+    for (int j = 0; j < kQK; ++j) {
+      levels[j] = static_cast<uint8_t>(clamp_to_int(x[j] * id + (kHalf + 0.5f), 0, kMaxLevel));
+    }
+  }
+  Strips<4, kQK / 2>::put(levels, kQK, b.qs);
+  if constexpr (kHasFifthBit<Block>) Strips<1, 1>::put(levels, kQK, b.qh, 4);
+}
+
+void encode(const float* x, BlockQ8_0& b) {
+  float amax = 0;
+  for (int j = 0; j < kQK; ++j) amax = std::max(amax, std::fabs(x[j]));
+  const float d = saturate_fp16(amax / 127);
+  const float id = d != 0 ? 1.0f / d : 0.0f;
+  b.d = f32_to_fp16(d);
+  for (int j = 0; j < kQK; ++j) b.qs[j] = static_cast<int8_t>(clamp_to_int(std::round(x[j] * id), -127, 127));
+}
+
+// A row is n / 32 consecutive blocks.
+template <class Block>
+void decode_row(const void* blocks, float* out, int64_t n) {
+  const auto* b = static_cast<const Block*>(blocks);
+  for (int64_t i = 0; i < n / kQK; ++i) decode(b[i], out + i * kQK);
+}
+
+template <class Block>
+void encode_row(const float* in, void* blocks, int64_t n) {
+  auto* b = static_cast<Block*>(blocks);
+  for (int64_t i = 0; i < n / kQK; ++i) encode(in + i * kQK, b[i]);
+}
+
+}  // namespace
+
+void dequantize_q4_0(const void* blocks, float* out, int64_t n) { decode_row<BlockQ4_0>(blocks, out, n); }
+void dequantize_q4_1(const void* blocks, float* out, int64_t n) { decode_row<BlockQ4_1>(blocks, out, n); }
+void dequantize_q5_0(const void* blocks, float* out, int64_t n) { decode_row<BlockQ5_0>(blocks, out, n); }
+void dequantize_q5_1(const void* blocks, float* out, int64_t n) { decode_row<BlockQ5_1>(blocks, out, n); }
+void dequantize_q8_0(const void* blocks, float* out, int64_t n) { decode_row<BlockQ8_0>(blocks, out, n); }
+void quantize_q4_0(const float* in, void* blocks, int64_t n) { encode_row<BlockQ4_0>(in, blocks, n); }
+void quantize_q4_1(const float* in, void* blocks, int64_t n) { encode_row<BlockQ4_1>(in, blocks, n); }
+void quantize_q5_0(const float* in, void* blocks, int64_t n) { encode_row<BlockQ5_0>(in, blocks, n); }
+void quantize_q5_1(const float* in, void* blocks, int64_t n) { encode_row<BlockQ5_1>(in, blocks, n); }
+void quantize_q8_0(const float* in, void* blocks, int64_t n) { encode_row<BlockQ8_0>(in, blocks, n); }
+
 }  // namespace ggufmm::format
