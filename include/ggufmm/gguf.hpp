@@ -39,6 +39,8 @@ struct Value;
 struct Array {
   ValueType type = ValueType::U8;
   std::vector<Value> items;
+
+  friend bool operator==(const Array&, const Array&) = default;
 };
 
 // A metadata value. Integers are widened to 64 bits, floats to double; `type` keeps the stored type so that a
@@ -60,6 +62,9 @@ struct Value {
 
   // Readable form for `info`; long arrays are elided after `max_items` items.
   std::string to_string(size_t max_items = 8) const;
+
+  // Same stored type and value; arrays compare item by item.
+  friend bool operator==(const Value&, const Value&) = default;
 };
 
 struct TensorInfo {

@@ -18,7 +18,7 @@ typedef enum {
   GGUFMM_INTERNAL = 3   /* out of memory or a bug */
 } ggufmm_status;
 
-typedef enum { GGUFMM_PATH_AUTO = 0, GGUFMM_PATH_REF = 1 } ggufmm_path;
+typedef enum { GGUFMM_PATH_AUTO = 0, GGUFMM_PATH_REF = 1, GGUFMM_PATH_GEMV = 2 } ggufmm_path;
 
 /* Weights in GGUF blocks: `experts` matrices of m rows of k values (a tensor [k, m, experts]). */
 typedef struct {

@@ -89,8 +89,8 @@ struct Weight {
   size_t total_bytes() const { return expert_bytes() * static_cast<size_t>(experts); }
 };
 
-// Kernel paths. `Auto` picks the best available one for the call.
-enum class Path { Auto, Ref };
+// Kernel paths. `Auto` picks the best one for the call: gemv for 1 to 7 rows, ref otherwise (for now).
+enum class Path { Auto, Ref, Gemv };
 std::string_view path_name(Path path);
 std::optional<Path> path_from_name(std::string_view name);
 std::vector<Path> available_paths();  // the concrete paths (not Auto)

@@ -45,6 +45,8 @@ ggufmm::Options to_cpp(const ggufmm_options* o) {
       return {.path = ggufmm::Path::Auto, .threads = o->threads};
     case GGUFMM_PATH_REF:
       return {.path = ggufmm::Path::Ref, .threads = o->threads};
+    case GGUFMM_PATH_GEMV:
+      return {.path = ggufmm::Path::Gemv, .threads = o->threads};
   }
   throw ggufmm::Error(ggufmm::Error::Kind::BadUsage, "unknown path");
 }

@@ -37,12 +37,13 @@ void require(bool ok, const std::string& message) {
   if (!ok) bad_usage(message);
 }
 
-Path resolve(Path requested) {
-  // Only the reference path exists so far; later paths plug in here.
-  return requested == Path::Auto ? Path::Ref : requested;
+Path resolve(Path requested, int64_t rows) {
+  if (requested != Path::Auto) return requested;
+  return rows <= kernels::kMaxGemvRows ? Path::Gemv : Path::Ref;
 }
 
-constexpr std::array<std::pair<Path, std::string_view>, 2> kPathNames = {{{Path::Auto, "auto"}, {Path::Ref, "ref"}}};
+constexpr std::array<std::pair<Path, std::string_view>, 3> kPathNames = {
+    {{Path::Auto, "auto"}, {Path::Ref, "ref"}, {Path::Gemv, "gemv"}}};
 
 }  // namespace
 
@@ -82,7 +83,7 @@ std::optional<Path> path_from_name(std::string_view name) {
   return std::nullopt;
 }
 
-std::vector<Path> available_paths() { return {Path::Ref}; }
+std::vector<Path> available_paths() { return {Path::Ref, Path::Gemv}; }
 
 void matmul(const Weight& w, const float* x, int64_t rows, float* y, const float* residual, const Options& options) {
   weight_format(w);
@@ -92,10 +93,13 @@ void matmul(const Weight& w, const float* x, int64_t rows, float* y, const float
   if (rows == 0) return;
   require(x && y, fmt::format("{}: null activations or output", label(w)));
   const paths::MatmulCall call{w, x, rows, y, residual, options.threads};
-  switch (resolve(options.path)) {
+  switch (resolve(options.path, rows)) {
     case Path::Auto:
     case Path::Ref:
       paths::ref_matmul(call);
+      break;
+    case Path::Gemv:
+      paths::gemv_matmul(call);
       break;
   }
 }
@@ -116,12 +120,8 @@ void mul_mat_id(const Weight& w, const float* act, int64_t tokens, int64_t act_s
     }
   }
   const paths::MulMatIdCall call{w, act, tokens, act_slots, ids, slots, y, residual, options.threads};
-  switch (resolve(options.path)) {
-    case Path::Auto:
-    case Path::Ref:
-      paths::ref_mul_mat_id(call);
-      break;
-  }
+  // Expert routing gets its own fast path later; until then every path runs the reference.
+  paths::ref_mul_mat_id(call);
 }
 
 std::vector<float> dequantize(const Weight& w) {

@@ -16,10 +16,10 @@ namespace {
 
 constexpr Format weight(Type type, std::string_view name, int32_t block_size, int32_t block_bytes,
                         DequantizeFn dequantize, QuantizeFn quantize) {
-  return {{type, name, block_size, block_bytes, true, quantize != nullptr}, dequantize, quantize};
+  return {{type, name, block_size, block_bytes, true, quantize != nullptr}, dequantize, quantize, nullptr};
 }
 constexpr Format data(Type type, std::string_view name, int32_t bytes) {
-  return {{type, name, 1, bytes, false, false}, nullptr, nullptr};
+  return {{type, name, 1, bytes, false, false}, nullptr, nullptr, nullptr};
 }
 
 const std::array kFormats = {

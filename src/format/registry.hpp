@@ -5,9 +5,22 @@
 #include <span>
 #include <string_view>
 
+#include "format/blocks.hpp"
 #include "ggufmm/ggufmm.hpp"
 
 namespace ggufmm::format {
+
+// One block as integers, decoded without rounding: value i is scale[i / 16] * q[i] - offset[i / 16], computed in
+// f32 in that order, which is exactly ggml's dequantization. Scales and offsets are kept per 16 values, the
+// finest grain any format has (the 32-value formats repeat theirs); offset is zero for symmetric formats and
+// is the exact f32 term of the asymmetric ones (w = d * q - m), never rounded into an integer zero point.
+struct Int8Block {
+  static constexpr int kSubBlock = 16;
+  int8_t q[kQK_K];
+  float scale[kQK_K / kSubBlock];
+  float offset[kQK_K / kSubBlock];
+};
+using DecodeFn = void (*)(const void* block, Int8Block& out);
 
 // Both work on whole blocks: n is a multiple of the format's block size.
 using DequantizeFn = void (*)(const void* blocks, float* out, int64_t n);
@@ -17,6 +30,7 @@ struct Format {
   TypeInfo info;
   DequantizeFn dequantize;  // null for the integer types, which are data, not weights
   QuantizeFn quantize;      // null where the format needs an importance-matrix search (IQ1, IQ2, IQ3)
+  DecodeFn decode;          // null for the float and integer types
 };
 
 const Format* find(Type type);

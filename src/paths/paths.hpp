@@ -2,8 +2,10 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "ggufmm/ggufmm.hpp"
+#include "kernels/kernels.hpp"
 
 namespace ggufmm::paths {
 
@@ -28,8 +30,25 @@ struct MulMatIdCall {
   int threads;
 };
 
+// Activation rows quantized for the integer kernels of one instruction-set level.
+class ActivationBuffer {
+ public:
+  ActivationBuffer(const float* x, int rows, int64_t k, runtime::Isa isa);
+  const kernels::Activations& view() const { return view_; }
+
+ private:
+  std::vector<int8_t> q_;
+  std::vector<float> d_;
+  std::vector<int16_t> qsum_;
+  std::vector<float> sum_;
+  kernels::Activations view_;
+};
+
 // Reference: dequantizes a block at a time and accumulates in f32.
 void ref_matmul(const MatmulCall& call);
 void ref_mul_mat_id(const MulMatIdCall& call);
+
+// Decode: int8 activations, integer dot products on the blocks, for 1 to 7 rows (more are taken 7 at a time).
+void gemv_matmul(const MatmulCall& call);
 
 }  // namespace ggufmm::paths

@@ -1,10 +1,10 @@
 // ggufmm check: every format through every path on random data, against the exact double-precision product.
 #include <fmt/format.h>
 
-#include <cmath>
 #include <random>
 
 #include "commands.hpp"
+#include "common.hpp"
 #include "ggufmm/ggufmm.hpp"
 
 namespace ggufmm::cli {
@@ -22,31 +22,10 @@ double tolerance(Path path) {
     case Path::Auto:
     case Path::Ref:
       return 1e-10;
+    case Path::Gemv:
+      return 1e-4;
   }
   return 0.0;
-}
-
-// Random weights of any format: quantized from random floats where ggufmm can, else random blocks, redrawn
-// until they dequantize to finite values of sane size (random bytes can spell a NaN or huge scale).
-std::vector<uint8_t> random_weights(const TypeInfo& t, int64_t m, int64_t k, std::mt19937& rng) {
-  std::normal_distribution<float> normal;
-  if (t.can_quantize) {
-    std::vector<float> values(static_cast<size_t>(m * k));
-    for (auto& v : values) v = normal(rng);
-    return quantize(t.type, values.data(), m, k);
-  }
-  std::vector<uint8_t> bytes(static_cast<size_t>(m * k / t.block_size * t.block_bytes));
-  std::vector<float> block(static_cast<size_t>(t.block_size));
-  std::uniform_int_distribution<int> byte(0, 255);
-  for (size_t at = 0; at < bytes.size(); at += static_cast<size_t>(t.block_bytes)) {
-    for (;;) {
-      for (int i = 0; i < t.block_bytes; ++i) bytes[at + static_cast<size_t>(i)] = static_cast<uint8_t>(byte(rng));
-      const Weight one{.type = t.type, .k = t.block_size, .m = 1, .data = bytes.data() + at};
-      block = dequantize(one);
-      if (std::ranges::all_of(block, [](float v) { return std::isfinite(v) && std::fabs(v) < 1e4f; })) break;
-    }
-  }
-  return bytes;
 }
 
 }  // namespace

@@ -1,0 +1,8 @@
+// IQ3_S: no kernel at this level yet; the table falls back to the level below.
+#include "kernels/avx2/kernels.hpp"
+
+namespace ggufmm::kernels::GGUFMM_LEVEL {
+
+const GemvFn gemv_iq3_s = nullptr;
+
+}  // namespace ggufmm::kernels::GGUFMM_LEVEL

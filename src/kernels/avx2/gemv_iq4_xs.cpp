@@ -1,0 +1,8 @@
+// IQ4_XS: no kernel at this level yet; the table falls back to the level below.
+#include "kernels/avx2/kernels.hpp"
+
+namespace ggufmm::kernels::GGUFMM_LEVEL {
+
+const GemvFn gemv_iq4_xs = nullptr;
+
+}  // namespace ggufmm::kernels::GGUFMM_LEVEL

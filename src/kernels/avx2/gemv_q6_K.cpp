@@ -1,0 +1,8 @@
+// Q6_K: no kernel at this level yet; the table falls back to the level below.
+#include "kernels/avx2/kernels.hpp"
+
+namespace ggufmm::kernels::GGUFMM_LEVEL {
+
+const GemvFn gemv_q6_K = nullptr;
+
+}  // namespace ggufmm::kernels::GGUFMM_LEVEL

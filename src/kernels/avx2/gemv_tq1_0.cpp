@@ -1,0 +1,8 @@
+// TQ1_0: no kernel at this level yet; the table falls back to the level below.
+#include "kernels/avx2/kernels.hpp"
+
+namespace ggufmm::kernels::GGUFMM_LEVEL {
+
+const GemvFn gemv_tq1_0 = nullptr;
+
+}  // namespace ggufmm::kernels::GGUFMM_LEVEL

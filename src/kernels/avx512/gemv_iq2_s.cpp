@@ -1,0 +1,8 @@
+// IQ2_S: no kernel at this level yet; the table falls back to the level below.
+#include "kernels/avx512/kernels.hpp"
+
+namespace ggufmm::kernels::avx512 {
+
+const GemvFn gemv_iq2_s = nullptr;
+
+}  // namespace ggufmm::kernels::avx512

@@ -1,0 +1,39 @@
+#include "kernels/kernels.hpp"
+
+namespace ggufmm::kernels {
+
+const IsaKernels& kernels_for(runtime::Isa isa) {
+  switch (isa) {
+    case runtime::Isa::Avx512:
+      return avx512_kernels();
+    case runtime::Isa::AvxVnni:
+      return avxvnni_kernels();
+    case runtime::Isa::Avx2:
+      return avx2_kernels();
+    case runtime::Isa::Scalar:
+      break;
+  }
+  return scalar_kernels();
+}
+
+namespace {
+runtime::Isa lower(runtime::Isa isa) { return static_cast<runtime::Isa>(static_cast<int>(isa) - 1); }
+}  // namespace
+
+GemvFn find_gemv(runtime::Isa isa, Type type) {
+  const auto slot = static_cast<size_t>(type);
+  if (slot >= kTypeSlots) return nullptr;
+  for (;; isa = lower(isa)) {
+    if (const GemvFn fn = kernels_for(isa).gemv[slot]) return fn;
+    if (isa == runtime::Isa::Scalar) return nullptr;
+  }
+}
+
+QuantizeActFn find_quantize_act(runtime::Isa isa) {
+  for (;; isa = lower(isa)) {
+    if (const QuantizeActFn fn = kernels_for(isa).quantize_act) return fn;
+    if (isa == runtime::Isa::Scalar) return nullptr;
+  }
+}
+
+}  // namespace ggufmm::kernels

@@ -1,0 +1,56 @@
+// The kernel interface: what every instruction-set variant provides, and how a call finds it.
+// A kernel knows no file and no schedule: it computes a range of output columns for the rows it is given.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+
+#include "ggufmm/ggufmm.hpp"
+#include "runtime/cpu.hpp"
+
+namespace ggufmm::kernels {
+
+inline constexpr int kMaxGemvRows = 7;  // the decode regime: 1 to 7 activation rows
+inline constexpr int kGroup = 32;       // activations are quantized in groups of 32 values
+inline constexpr int kSumGroup = 16;    // exact activation sums are kept per 16 (finest weight offset group)
+
+// Activation rows prepared once per call for the integer kernels (and kept as f32 for the float ones).
+struct Activations {
+  int64_t k = 0;
+  int rows = 0;
+  const float* f32 = nullptr;     // [rows][k] the original values
+  const int8_t* q = nullptr;      // [rows][k] round(x / d), |q| <= 127
+  const float* d = nullptr;       // [rows][k/32] the scale of each group of 32
+  const int16_t* qsum = nullptr;  // [rows][k/32] the sum of q over each group: corrects unsigned weight codes
+  const float* sum = nullptr;     // [rows][k/16] the sum of x over each 16: the offset term of w = d*q - m
+};
+
+// y[r * ldy + o] = sum_i W[o][i] * X[r][i] (+ residual[r * ldy + o]) for o in [m0, m1) and every row r.
+// w points at row 0 of the weight; rows are row_bytes apart.
+using GemvFn = void (*)(const uint8_t* w, size_t row_bytes, int64_t m0, int64_t m1, const Activations& x, float* y,
+                        int64_t ldy, const float* residual);
+
+// Quantizes `rows` rows of k values (k a multiple of 32) into the integer fields of Activations.
+using QuantizeActFn = void (*)(const float* x, int rows, int64_t k, int8_t* q, float* d, int16_t* qsum, float* sum);
+
+inline constexpr size_t kTypeSlots = 40;  // one past the highest type id
+
+struct IsaKernels {
+  runtime::Isa isa;
+  QuantizeActFn quantize_act;
+  std::array<GemvFn, kTypeSlots> gemv{};  // null: no kernel for that type at this level
+};
+
+// Each level's table (defined in its own directory, compiled with its own flags).
+const IsaKernels& scalar_kernels();
+const IsaKernels& avx2_kernels();
+const IsaKernels& avxvnni_kernels();
+const IsaKernels& avx512_kernels();
+
+const IsaKernels& kernels_for(runtime::Isa isa);
+// The gemv kernel for a type at `isa`, or from the highest lower level that has one.
+GemvFn find_gemv(runtime::Isa isa, Type type);
+QuantizeActFn find_quantize_act(runtime::Isa isa);
+
+}  // namespace ggufmm::kernels

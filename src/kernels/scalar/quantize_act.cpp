@@ -1,0 +1,40 @@
+// Activation quantization, portable: int8 in groups of 32 with one scale each, plus exact sums.
+// Every ISA variant rounds the same way (x * (1/d), ties to even) so that all variants see the same integers.
+#include <cmath>
+#include <cstdlib>
+
+#include "kernels/scalar/scalar.hpp"
+
+namespace ggufmm::kernels::scalar {
+
+void quantize_act(const float* x, int rows, int64_t k, int8_t* q, float* d, int16_t* qsum, float* sum) {
+  const int64_t groups = k / kGroup;
+  for (int64_t g = 0; g < rows * groups; ++g) {
+    const float* xg = x + g * kGroup;
+    int8_t* qg = q + g * kGroup;
+    float amax = 0.0f;
+    for (int i = 0; i < kGroup; ++i) {
+      const float a = std::fabs(xg[i]);
+      if (!(a <= amax)) amax = a;  // NaN wins, so a group holding one is seen as non-finite
+    }
+    // A non-finite group keeps its NaN or infinity in the scale (and zero codes), so it poisons the result.
+    // A group so small that 127 / amax overflows (below 1e-36) counts as zero.
+    const float inverse = amax != 0.0f ? 127.0f / amax : 0.0f;
+    const bool coded = std::isfinite(amax) && std::isfinite(inverse) && inverse != 0.0f;
+    const float scale = coded ? amax / 127.0f : std::isfinite(amax) ? 0.0f : amax;
+    int total = 0;
+    for (int i = 0; i < kGroup; ++i) {
+      qg[i] = coded ? static_cast<int8_t>(std::nearbyint(xg[i] * inverse)) : int8_t{0};
+      total += qg[i];
+    }
+    d[g] = scale;
+    qsum[g] = static_cast<int16_t>(total);
+    for (int h = 0; h < kGroup / kSumGroup; ++h) {
+      float s = 0.0f;
+      for (int i = 0; i < kSumGroup; ++i) s += xg[h * kSumGroup + i];
+      sum[g * 2 + h] = s;
+    }
+  }
+}
+
+}  // namespace ggufmm::kernels::scalar

@@ -1,0 +1,141 @@
+// The decode kernels: every format at every instruction-set level this machine runs, against the exact product
+// (golden files and random shapes), and every level against the portable one.
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include <random>
+
+#include "ggufmm/gguf.hpp"
+#include "kernels/kernels.hpp"
+#include "paths/paths.hpp"
+#include "testdata.hpp"
+
+namespace ggufmm {
+namespace {
+
+using runtime::Isa;
+
+bool is_float(Type t) { return t == Type::F32 || t == Type::F16 || t == Type::BF16; }
+
+// The 32-value block formats, for which ggml also quantizes activations per 32 (Q8_0 / Q8_1).
+bool is_32_block(Type t) { return !is_float(t) && type_info(t)->block_size == 32; }
+
+// Runs the kernel of exactly this level (no fallback) over all of w, `rows` at a time.
+std::vector<float> run_kernel(Isa isa, const Weight& w, const float* x, int rows, const float* residual) {
+  const kernels::GemvFn fn = kernels::kernels_for(isa).gemv[static_cast<size_t>(w.type)];
+  const paths::ActivationBuffer acts(x, rows, w.k, isa);
+  std::vector<float> y(static_cast<size_t>(rows * w.m));
+  fn(static_cast<const uint8_t*>(w.data), w.row_bytes(), 0, w.m, acts.view(), y.data(), w.m, residual);
+  return y;
+}
+
+struct Variant {
+  Isa isa;
+  Type type;
+};
+
+std::vector<Variant> all_variants() {
+  std::vector<Variant> out;
+  for (const Isa isa : runtime::supported_isas()) {
+    for (const TypeInfo& t : all_types()) {
+      if (t.is_weight && kernels::kernels_for(isa).gemv[static_cast<size_t>(t.type)]) out.push_back({isa, t.type});
+    }
+  }
+  return out;
+}
+
+std::string variant_name(const ::testing::TestParamInfo<Variant>& info) {
+  return fmt::format("{}_{}", runtime::isa_name(info.param.isa), type_info(info.param.type)->name);
+}
+
+class GemvKernel : public ::testing::TestWithParam<Variant> {};
+
+TEST_P(GemvKernel, GoldenWithinAccuracyBounds) {
+  const auto [isa, type] = GetParam();
+  const std::string name(type_info(type)->name);
+  GGUFMM_REQUIRE_GOLDEN(path, name + ".gguf");
+  const auto file = gguf::File::open(path);
+  const Weight w = file.weight("weight");
+  for (const int n : {1, 3}) {
+    const std::vector<float> x = file.read_f32(fmt::format("act.{}", n));
+    const std::vector<float> exact = file.read_f32(fmt::format("exact_out.{}", n));
+    const std::vector<float> ggml = file.read_f32(fmt::format("ggml_out.{}", n));
+    const std::vector<float> y = run_kernel(isa, w, x.data(), n, nullptr);
+    const double ours = nmse(y.data(), exact.data(), y.size());
+    const double theirs = nmse(ggml.data(), exact.data(), y.size());
+    RecordProperty(fmt::format("nmse_n{}", n), fmt::format("{:.3e} (ggml {:.3e})", ours, theirs));
+    if (is_float(type)) {
+      EXPECT_LE(ours, 1e-6) << "n=" << n;
+    } else {
+      EXPECT_LE(ours, 1e-4) << "n=" << n << " ggml " << theirs;
+      if (is_32_block(type)) {
+        EXPECT_LE(ours, 1.2 * theirs) << "n=" << n;
+      }
+    }
+  }
+}
+
+std::vector<uint8_t> random_weight(Type type, int64_t m, int64_t k, std::mt19937& rng) {
+  std::normal_distribution<float> normal;
+  std::vector<float> v(static_cast<size_t>(m * k));
+  for (auto& e : v) e = normal(rng);
+  if (type_info(type)->can_quantize) return quantize(type, v.data(), m, k);
+  // Codebook formats cannot be quantized here: random blocks with a sane f16 scale in the leading field.
+  const TypeInfo& t = *type_info(type);
+  std::vector<uint8_t> bytes(static_cast<size_t>(m * k / t.block_size * t.block_bytes));
+  std::uniform_int_distribution<int> byte(0, 255);
+  for (auto& b : bytes) b = static_cast<uint8_t>(byte(rng));
+  for (size_t at = 0; at < bytes.size(); at += static_cast<size_t>(t.block_bytes)) {
+    if (type == Type::IQ1_M) {
+      for (int j = 0; j < 4; ++j) bytes[at + 48 + 2 * j + 1] &= 0x3f;  // scale nibbles: exponent well below inf
+    } else {
+      bytes[at] = static_cast<uint8_t>(byte(rng));
+      bytes[at + 1] = static_cast<uint8_t>(0x20 + byte(rng) % 0x10);  // d in [2^-7, 2^-3)
+    }
+  }
+  return bytes;
+}
+
+TEST_P(GemvKernel, RandomShapesAgreeWithExactAndWithScalar) {
+  const auto [isa, type] = GetParam();
+  const TypeInfo& t = *type_info(type);
+  std::mt19937 rng(static_cast<unsigned>(type) * 31 + static_cast<unsigned>(isa));
+  std::normal_distribution<float> normal;
+  for (const auto& [m, blocks] : {std::pair{1, 1}, {13, 3}, {37, 8}, {70, 2}}) {
+    const int64_t k = blocks * t.block_size * (t.block_size == 1 ? 32 : 1);
+    const std::vector<uint8_t> bytes = random_weight(type, m, k, rng);
+    const Weight w{.type = type, .k = k, .m = m, .data = bytes.data()};
+    for (int rows = 1; rows <= kernels::kMaxGemvRows; ++rows) {
+      std::vector<float> x(static_cast<size_t>(rows * k)), residual(static_cast<size_t>(rows * m));
+      for (auto& v : x) v = normal(rng);
+      for (auto& v : residual) v = normal(rng);
+      const bool with_residual = rows % 2 == 1;
+      std::vector<double> exact = exact_matmul(w, x.data(), rows);
+      if (with_residual) {
+        for (size_t i = 0; i < exact.size(); ++i) exact[i] += residual[i];
+      }
+      const float* r = with_residual ? residual.data() : nullptr;
+      const std::vector<float> y = run_kernel(isa, w, x.data(), rows, r);
+      const auto where = fmt::format("m={} k={} rows={}", m, k, rows);
+      EXPECT_LE(nmse(y.data(), exact.data(), y.size()), is_float(type) ? 1e-6 : 1e-4) << where;
+      if (isa != Isa::Scalar) {
+        const std::vector<float> portable = run_kernel(Isa::Scalar, w, x.data(), rows, r);
+        EXPECT_LE(nmse(y.data(), portable.data(), y.size()), 1e-10) << where;
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllLevels, GemvKernel, ::testing::ValuesIn(all_variants()), variant_name);
+
+TEST(GemvKernel, EveryFormatHasAPortableKernel) {
+  for (const TypeInfo& t : all_types()) {
+    if (t.is_weight) {
+      EXPECT_NE(kernels::scalar_kernels().gemv[static_cast<size_t>(t.type)], nullptr) << t.name;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace ggufmm
