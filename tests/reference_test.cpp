@@ -1,6 +1,7 @@
 // The reference path: ggml's mul_mat_id golden files, random shapes with residuals, and argument errors.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <random>
 
@@ -40,8 +41,11 @@ TEST_P(MoeGolden, ReferenceMulMatIdMatchesExact) {
   EXPECT_EQ(std::memcmp(dequant.data(), file.read_f32("dequant").data(), dequant.size() * sizeof(float)), 0);
 }
 
-INSTANTIATE_TEST_SUITE_P(AllFiles, MoeGolden, ::testing::ValuesIn(kMoeFiles),
-                         [](const auto& param_info) { return param_info.param; });
+INSTANTIATE_TEST_SUITE_P(AllFiles, MoeGolden, ::testing::ValuesIn(kMoeFiles), [](const auto& param_info) {
+  std::string name = param_info.param;  // test names allow only letters, digits and '_'
+  std::ranges::replace(name, '-', '_');
+  return name;
+});
 
 std::vector<float> random_values(size_t n, std::mt19937& rng) {
   std::normal_distribution<float> normal;
@@ -64,7 +68,7 @@ Quantized random_weight(Type type, int64_t m, int64_t k, int64_t experts, std::m
 TEST(Reference, RandomShapesWithResidualMatchExact) {
   std::mt19937 rng(7);
   for (const Type type : {Type::F32, Type::Q8_0, Type::Q4_1, Type::Q4_K, Type::IQ4_XS}) {
-    for (const auto [m, k, rows] : {std::tuple{1, 256, 1}, {37, 512, 3}, {130, 768, 9}}) {
+    for (const auto& [m, k, rows] : {std::tuple{1, 256, 1}, {37, 512, 3}, {130, 768, 9}}) {
       const Quantized q = random_weight(type, m, k, 1, rng);
       const std::vector<float> x = random_values(static_cast<size_t>(rows * k), rng);
       const std::vector<float> residual = random_values(static_cast<size_t>(rows * m), rng);
