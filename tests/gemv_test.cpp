@@ -24,7 +24,7 @@ bool is_32_block(Type t) { return !is_float(t) && type_info(t)->block_size == 32
 // Runs the kernel of exactly this level (no fallback) over all of w, `rows` at a time.
 std::vector<float> run_kernel(Isa isa, const Weight& w, const float* x, int rows, const float* residual) {
   const kernels::GemvFn fn = kernels::kernels_for(isa).gemv[static_cast<size_t>(w.type)];
-  const paths::ActivationBuffer acts(x, rows, w.k, isa);
+  const paths::ActivationBuffer acts(x, rows, w.k, w.type, isa);
   std::vector<float> y(static_cast<size_t>(rows * w.m));
   fn(static_cast<const uint8_t*>(w.data), w.row_bytes(), 0, w.m, acts.view(), y.data(), w.m, residual);
   return y;

@@ -34,6 +34,21 @@ using GemvFn = void (*)(const uint8_t* w, size_t row_bytes, int64_t m0, int64_t 
 // Quantizes `rows` rows of k values (k a multiple of 32) into the integer fields of Activations.
 using QuantizeActFn = void (*)(const float* x, int rows, int64_t k, int8_t* q, float* d, int16_t* qsum, float* sum);
 
+// Calls body.template operator()<NR>() with NR = rows (1 to kMaxGemvRows) as a compile-time constant, so that
+// kernels keep one accumulator per row in registers.
+template <class Body>
+inline void with_rows(int rows, Body&& body) {
+  switch (rows) {
+    case 1: return body.template operator()<1>();
+    case 2: return body.template operator()<2>();
+    case 3: return body.template operator()<3>();
+    case 4: return body.template operator()<4>();
+    case 5: return body.template operator()<5>();
+    case 6: return body.template operator()<6>();
+    default: return body.template operator()<7>();
+  }
+}
+
 inline constexpr size_t kTypeSlots = 40;  // one past the highest type id
 
 struct IsaKernels {

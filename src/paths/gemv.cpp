@@ -18,13 +18,18 @@ int64_t columns_per_task(int64_t m, int threads) {
 
 }  // namespace
 
-ActivationBuffer::ActivationBuffer(const float* x, int rows, int64_t k, runtime::Isa isa)
-    : q_(static_cast<size_t>(rows * k)),
-      d_(static_cast<size_t>(rows * k / kernels::kGroup)),
-      qsum_(d_.size()),
-      sum_(static_cast<size_t>(rows * k / kernels::kSumGroup)) {
+ActivationBuffer::ActivationBuffer(const float* x, int rows, int64_t k, Type type, runtime::Isa isa) {
+  view_ = {.k = k, .rows = rows, .f32 = x};
+  if (type == Type::F32 || type == Type::F16 || type == Type::BF16) return;
+  q_.resize(static_cast<size_t>(rows * k));
+  d_.resize(static_cast<size_t>(rows * k / kernels::kGroup));
+  qsum_.resize(d_.size());
+  sum_.resize(static_cast<size_t>(rows * k / kernels::kSumGroup));
   kernels::find_quantize_act(isa)(x, rows, k, q_.data(), d_.data(), qsum_.data(), sum_.data());
-  view_ = {k, rows, x, q_.data(), d_.data(), qsum_.data(), sum_.data()};
+  view_.q = q_.data();
+  view_.d = d_.data();
+  view_.qsum = qsum_.data();
+  view_.sum = sum_.data();
 }
 
 void gemv_matmul(const MatmulCall& c) {
@@ -37,7 +42,7 @@ void gemv_matmul(const MatmulCall& c) {
   // More rows than the decode regime holds are taken a slice of up to kMaxGemvRows at a time.
   for (int64_t r0 = 0; r0 < c.rows; r0 += kernels::kMaxGemvRows) {
     const int rows = static_cast<int>(std::min<int64_t>(kernels::kMaxGemvRows, c.rows - r0));
-    const ActivationBuffer x(c.x + r0 * c.w.k, rows, c.w.k, isa);
+    const ActivationBuffer x(c.x + r0 * c.w.k, rows, c.w.k, c.w.type, isa);
     float* y = c.y + r0 * c.w.m;
     const float* residual = c.residual ? c.residual + r0 * c.w.m : nullptr;
     runtime::ThreadPool::global().run(threads, tasks, [&](int64_t task) {

@@ -30,10 +30,11 @@ struct MulMatIdCall {
   int threads;
 };
 
-// Activation rows quantized for the integer kernels of one instruction-set level.
+// Activation rows prepared for the kernels of one instruction-set level and one weight type: quantized for the
+// integer kernels, used as they are by the float ones.
 class ActivationBuffer {
  public:
-  ActivationBuffer(const float* x, int rows, int64_t k, runtime::Isa isa);
+  ActivationBuffer(const float* x, int rows, int64_t k, Type type, runtime::Isa isa);
   const kernels::Activations& view() const { return view_; }
 
  private:

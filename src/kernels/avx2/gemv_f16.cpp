@@ -1,8 +1,9 @@
-// F16: no kernel at this level yet; the table falls back to the level below.
+// F16 weights x f32 activations, AVX2.
+#include "kernels/avx2/gemv_float.hpp"
 #include "kernels/avx2/kernels.hpp"
 
 namespace ggufmm::kernels::GGUFMM_LEVEL {
 
-const GemvFn gemv_f16 = nullptr;
+const GemvFn gemv_f16 = gemv_float<F16>;
 
 }  // namespace ggufmm::kernels::GGUFMM_LEVEL

@@ -1,8 +1,9 @@
-// BF16: no kernel at this level yet; the table falls back to the level below.
+// BF16 weights x f32 activations, AVX-512.
+#include "kernels/avx512/gemv_float.hpp"
 #include "kernels/avx512/kernels.hpp"
 
 namespace ggufmm::kernels::avx512 {
 
-const GemvFn gemv_bf16 = nullptr;
+const GemvFn gemv_bf16 = gemv_float<BF16>;
 
 }  // namespace ggufmm::kernels::avx512
