@@ -1,38 +1,23 @@
 // The ggufmm tool as a user runs it: exit statuses, messages, and output files written whole or not at all.
 #include <gtest/gtest.h>
 
-#include <array>
-#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <fmt/format.h>
-#include <sys/wait.h>
+#include <unistd.h>
 
 #include "ggufmm/gguf.hpp"
 #include "testdata.hpp"
+#include "tool_runner.hpp"
 
 namespace ggufmm {
 namespace {
 
 namespace fs = std::filesystem;
 
-struct Run {
-  int status;
-  std::string output;  // stdout and stderr
-};
-
-Run run_tool(const std::string& args) {
-  const std::string command = fmt::format("{} {} 2>&1", GGUFMM_TOOL_PATH, args);
-  FILE* pipe = ::popen(command.c_str(), "r");
-  if (!pipe) return {-1, "popen failed"};
-  Run run{0, {}};
-  std::array<char, 4096> buffer;
-  while (const size_t n = std::fread(buffer.data(), 1, buffer.size(), pipe)) run.output.append(buffer.data(), n);
-  const int raw = ::pclose(pipe);
-  run.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + WTERMSIG(raw);
-  return run;
-}
+using test::ToolRun;
+using test::run_tool;
 
 std::vector<float> read_raw_f32(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
@@ -56,7 +41,7 @@ TEST_F(Tool, UsageErrorsExitWith2) {
   EXPECT_EQ(run_tool("").status, 2);
   EXPECT_EQ(run_tool("frobnicate").status, 2);
   EXPECT_EQ(run_tool("matmul").status, 2);
-  const Run bad_path = run_tool(fmt::format("matmul x.gguf --weight w --act a --path warp -o {}", out("y.f32")));
+  const ToolRun bad_path = run_tool(fmt::format("matmul x.gguf --weight w --act a --path warp -o {}", out("y.f32")));
   EXPECT_EQ(bad_path.status, 2);
   EXPECT_NE(bad_path.output.find("unknown --path warp"), std::string::npos) << bad_path.output;
   EXPECT_EQ(run_tool("quantize a.gguf b.gguf --type iq2_xs").status, 2);
@@ -64,19 +49,19 @@ TEST_F(Tool, UsageErrorsExitWith2) {
 }
 
 TEST_F(Tool, MissingOrBrokenFileExitsWith1NamingIt) {
-  const Run missing = run_tool(out("nope.gguf").insert(0, "info "));
+  const ToolRun missing = run_tool(out("nope.gguf").insert(0, "info "));
   EXPECT_EQ(missing.status, 1);
   EXPECT_NE(missing.output.find("nope.gguf"), std::string::npos) << missing.output;
 
   std::ofstream(out("junk.gguf")) << "this is not a gguf file at all";
-  const Run junk = run_tool("info " + out("junk.gguf"));
+  const ToolRun junk = run_tool("info " + out("junk.gguf"));
   EXPECT_EQ(junk.status, 1);
   EXPECT_NE(junk.output.find("junk.gguf"), std::string::npos) << junk.output;
 }
 
 TEST_F(Tool, InfoListsTensors) {
   GGUFMM_REQUIRE_GOLDEN(path, "q4_K.gguf");
-  const Run r = run_tool("info " + path);
+  const ToolRun r = run_tool("info " + path);
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_NE(r.output.find("golden.kind"), std::string::npos);
   EXPECT_NE(r.output.find("weight"), std::string::npos);
@@ -93,7 +78,7 @@ TEST_F(Tool, DequantWritesGgmlValues) {
   ASSERT_EQ(got.size(), want.size());
   EXPECT_EQ(std::memcmp(got.data(), want.data(), got.size() * sizeof(float)), 0);
 
-  const Run missing = run_tool(fmt::format("dequant {} no_such_tensor -o {}", path, out("x.f32")));
+  const ToolRun missing = run_tool(fmt::format("dequant {} no_such_tensor -o {}", path, out("x.f32")));
   EXPECT_EQ(missing.status, 1);
   EXPECT_NE(missing.output.find("no_such_tensor"), std::string::npos) << missing.output;
   EXPECT_FALSE(fs::exists(out("x.f32")));
@@ -124,7 +109,7 @@ TEST_F(Tool, FailedMatmulLeavesNoOutput) {
   GGUFMM_REQUIRE_GOLDEN(path, "q4_0.gguf");
   std::ofstream(out("keep.f32")) << "old";
   // ggml_out.3 is [48, 3]: wrong shape for activations of a [768, 48] weight.
-  const Run r = run_tool(fmt::format("matmul {} --weight weight --act ggml_out.3 -o {}", path, out("keep.f32")));
+  const ToolRun r = run_tool(fmt::format("matmul {} --weight weight --act ggml_out.3 -o {}", path, out("keep.f32")));
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.output.find("ggml_out.3"), std::string::npos) << r.output;
   std::ifstream in(out("keep.f32"));
@@ -140,14 +125,14 @@ TEST_F(Tool, MoeMatchesExact) {
   const std::vector<float> y = read_raw_f32(out("y.f32"));
   ASSERT_EQ(y.size(), exact.size());
   EXPECT_LE(nmse(y.data(), exact.data(), y.size()), 1e-10);
-  const Run wrong = run_tool(fmt::format("moe {} --weight weight --act act --ids act -o {}", path, out("z.f32")));
+  const ToolRun wrong = run_tool(fmt::format("moe {} --weight weight --act act --ids act -o {}", path, out("z.f32")));
   EXPECT_EQ(wrong.status, 1);
   EXPECT_NE(wrong.output.find("expert ids must be i32"), std::string::npos) << wrong.output;
 }
 
 TEST_F(Tool, QuantizeConvertsFloatTensorsAndCopiesTheRest) {
   GGUFMM_REQUIRE_GOLDEN(path, "f32.gguf");
-  const Run r = run_tool(fmt::format("quantize {} {} --type q8_0 --tensor source", path, out("q.gguf")));
+  const ToolRun r = run_tool(fmt::format("quantize {} {} --type q8_0 --tensor source", path, out("q.gguf")));
   ASSERT_EQ(r.status, 0) << r.output;
   const auto in = gguf::File::open(path);
   const auto q = gguf::File::open(out("q.gguf"));
@@ -161,7 +146,7 @@ TEST_F(Tool, QuantizeConvertsFloatTensorsAndCopiesTheRest) {
   const std::vector<float> back = dequantize(q.weight("source"));
   EXPECT_LE(nmse(back.data(), source.data(), source.size()), 1e-4);
 
-  const Run all = run_tool(fmt::format("quantize {} {} --type q4_K", path, out("all.gguf")));
+  const ToolRun all = run_tool(fmt::format("quantize {} {} --type q4_K", path, out("all.gguf")));
   ASSERT_EQ(all.status, 0) << all.output;
   // Rows of 48 values (the outputs) cannot hold 256-value blocks: kept as f32, with a note.
   const auto all_q = gguf::File::open(out("all.gguf"));
@@ -171,13 +156,13 @@ TEST_F(Tool, QuantizeConvertsFloatTensorsAndCopiesTheRest) {
   EXPECT_NE(all.output.find("tensor exact_out.8: row length 48 is not a multiple of the q4_K block size 256; kept as f32"),
             std::string::npos)
       << all.output;
-  const Run named = run_tool(fmt::format("quantize {} {} --type q4_K --tensor exact_out.8", path, out("n.gguf")));
+  const ToolRun named = run_tool(fmt::format("quantize {} {} --type q4_K --tensor exact_out.8", path, out("n.gguf")));
   EXPECT_EQ(named.status, 1);
   EXPECT_FALSE(fs::exists(out("n.gguf")));
 }
 
 TEST_F(Tool, CheckPasses) {
-  const Run r = run_tool("check");
+  const ToolRun r = run_tool("check");
   EXPECT_EQ(r.status, 0) << r.output;
   EXPECT_NE(r.output.find("all passed"), std::string::npos);
 }

@@ -18,7 +18,13 @@ typedef enum {
   GGUFMM_INTERNAL = 3   /* out of memory or a bug */
 } ggufmm_status;
 
-typedef enum { GGUFMM_PATH_AUTO = 0, GGUFMM_PATH_REF = 1, GGUFMM_PATH_GEMV = 2 } ggufmm_path;
+typedef enum {
+  GGUFMM_PATH_AUTO = 0,
+  GGUFMM_PATH_REF = 1,
+  GGUFMM_PATH_GEMV = 2,
+  GGUFMM_PATH_TILED = 3,
+  GGUFMM_PATH_DENSE = 4
+} ggufmm_path;
 
 /* Weights in GGUF blocks: `experts` matrices of m rows of k values (a tensor [k, m, experts]). */
 typedef struct {
@@ -53,6 +59,22 @@ ggufmm_status ggufmm_matmul(const ggufmm_weight* w, const float* x, int64_t rows
 ggufmm_status ggufmm_mul_mat_id(const ggufmm_weight* w, const float* act, int64_t tokens, int64_t act_slots,
                                 const int32_t* ids, int64_t slots, float* y, const float* residual,
                                 const ggufmm_options* options);
+
+/* The dense path's cache of dequantized weights (see ggufmm.hpp). */
+typedef struct {
+  uint64_t hits;
+  uint64_t misses;
+  uint64_t evictions;
+  uint64_t bytes_held;
+  uint64_t peak_bytes;
+  uint64_t entries;
+} ggufmm_dense_cache_stats;
+
+ggufmm_status ggufmm_get_dense_cache_stats(ggufmm_dense_cache_stats* out);
+ggufmm_status ggufmm_set_dense_cache_budget(size_t bytes);
+ggufmm_status ggufmm_clear_dense_cache(void);
+/* The rows from which GGUFMM_PATH_AUTO picks the dense path; 0 turns it off. */
+ggufmm_status ggufmm_set_prefill_dequant(int64_t min_rows);
 
 #ifdef __cplusplus
 }

@@ -89,8 +89,12 @@ struct Weight {
   size_t total_bytes() const { return expert_bytes() * static_cast<size_t>(experts); }
 };
 
-// Kernel paths. `Auto` picks the best one for the call: gemv for 1 to 7 rows, ref otherwise (for now).
-enum class Path { Auto, Ref, Gemv };
+// Kernel paths. `Auto` picks the best one for the call: gemv for 1 to 7 rows, tiled from 8; dense from the
+// prefill-dequant minimum when that is on (set_prefill_dequant) and the weight fits the dense cache's budget. The
+// environment variable GGUFMM_PATH (ref|gemv|tiled|dense), read once, forces a path where Options say Auto.
+// `Dense` dequantizes a weight once into a dense copy (bf16, or f32 where this CPU multiplies that clearly faster)
+// that later calls reuse, and runs a oneDNN GEMM on it.
+enum class Path { Auto, Ref, Gemv, Tiled, Dense };
 std::string_view path_name(Path path);
 std::optional<Path> path_from_name(std::string_view name);
 std::vector<Path> available_paths();  // the concrete paths (not Auto)
@@ -123,6 +127,26 @@ std::vector<double> exact_matmul(const Weight& w, const float* x, int64_t rows);
 // Sum of squared error over sum of squared reference.
 double nmse(const float* got, const double* reference, size_t n);
 double nmse(const float* got, const float* reference, size_t n);
+
+// The dense path's cache of dequantized copies, keyed by the weight's data pointer, type and shape: a caller that
+// frees weights should clear it.
+struct DenseCacheStats {
+  uint64_t hits = 0;
+  uint64_t misses = 0;  // copies made, kept or (larger than the budget) for one call only
+  uint64_t evictions = 0;
+  size_t bytes_held = 0;
+  size_t peak_bytes = 0;
+  size_t entries = 0;
+};
+DenseCacheStats dense_cache_stats();
+// The most bytes the cache keeps; it drops the least recently used copies down to it. Starts at the environment
+// variable GGUFMM_DENSE_CACHE_BYTES (a count, optionally with a K, M or G suffix), else a quarter of physical memory.
+void set_dense_cache_budget(size_t bytes);
+// Drops every copy and zeroes the statistics.
+void clear_dense_cache();
+// The rows from which Auto picks the dense path; 0 turns it off. Starts at the environment variable
+// GGUFMM_PREFILL_DEQUANT (unset, empty or 0: off; 1: 32; else the rows); off by default, as the copies cost memory.
+void set_prefill_dequant(int64_t min_rows);
 
 // Writes `size` bytes to `path` through a temporary file beside it and a rename, so the file is written whole
 // or not at all. Throws Error(BadInput) naming the path on failure.

@@ -47,6 +47,10 @@ ggufmm::Options to_cpp(const ggufmm_options* o) {
       return {.path = ggufmm::Path::Ref, .threads = o->threads};
     case GGUFMM_PATH_GEMV:
       return {.path = ggufmm::Path::Gemv, .threads = o->threads};
+    case GGUFMM_PATH_TILED:
+      return {.path = ggufmm::Path::Tiled, .threads = o->threads};
+    case GGUFMM_PATH_DENSE:
+      return {.path = ggufmm::Path::Dense, .threads = o->threads};
   }
   throw ggufmm::Error(ggufmm::Error::Kind::BadUsage, "unknown path");
 }
@@ -89,6 +93,26 @@ ggufmm_status ggufmm_mul_mat_id(const ggufmm_weight* w, const float* act, int64_
                                 const ggufmm_options* options) {
   return guarded(
       [&] { ggufmm::mul_mat_id(to_cpp(w), act, tokens, act_slots, ids, slots, y, residual, to_cpp(options)); });
+}
+
+ggufmm_status ggufmm_get_dense_cache_stats(ggufmm_dense_cache_stats* out) {
+  return guarded([&] {
+    if (!out) throw ggufmm::Error(ggufmm::Error::Kind::BadUsage, "null result pointer");
+    const ggufmm::DenseCacheStats s = ggufmm::dense_cache_stats();
+    *out = {s.hits, s.misses, s.evictions, s.bytes_held, s.peak_bytes, s.entries};
+  });
+}
+
+ggufmm_status ggufmm_set_dense_cache_budget(size_t bytes) {
+  return guarded([&] { ggufmm::set_dense_cache_budget(bytes); });
+}
+
+ggufmm_status ggufmm_clear_dense_cache(void) {
+  return guarded([] { ggufmm::clear_dense_cache(); });
+}
+
+ggufmm_status ggufmm_set_prefill_dequant(int64_t min_rows) {
+  return guarded([&] { ggufmm::set_prefill_dequant(min_rows); });
 }
 
 }  // extern "C"

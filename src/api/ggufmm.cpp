@@ -2,6 +2,7 @@
 #include "ggufmm/ggufmm.hpp"
 
 #include <array>
+#include <cstdlib>
 #include <limits>
 #include <fmt/format.h>
 
@@ -37,13 +38,28 @@ void require(bool ok, const std::string& message) {
   if (!ok) bad_usage(message);
 }
 
-Path resolve(Path requested, int64_t rows) {
-  if (requested != Path::Auto) return requested;
-  return rows <= kernels::kMaxGemvRows ? Path::Gemv : Path::Ref;
+// The path GGUFMM_PATH forces where a call leaves the choice to Auto (for testing); Auto when unset. Read once.
+Path forced_path() {
+  static const Path forced = [] {
+    const char* name = std::getenv("GGUFMM_PATH");
+    if (!name || !*name) return Path::Auto;
+    const std::optional<Path> path = path_from_name(name);
+    if (!path) bad_usage(fmt::format("GGUFMM_PATH={} names no path", name));
+    return *path;
+  }();
+  return forced;
 }
 
-constexpr std::array<std::pair<Path, std::string_view>, 3> kPathNames = {
-    {{Path::Auto, "auto"}, {Path::Ref, "ref"}, {Path::Gemv, "gemv"}}};
+Path resolve(const Weight& w, Path requested, int64_t rows) {
+  if (requested == Path::Auto) requested = forced_path();
+  if (requested != Path::Auto) return requested;
+  const int64_t dense_rows = paths::prefill_dequant_rows();
+  if (dense_rows > 0 && rows >= dense_rows && paths::dense_would_keep(w)) return Path::Dense;
+  return rows <= kernels::kMaxGemvRows ? Path::Gemv : Path::Tiled;
+}
+
+constexpr std::array<std::pair<Path, std::string_view>, 5> kPathNames = {
+    {{Path::Auto, "auto"}, {Path::Ref, "ref"}, {Path::Gemv, "gemv"}, {Path::Tiled, "tiled"}, {Path::Dense, "dense"}}};
 
 }  // namespace
 
@@ -83,7 +99,7 @@ std::optional<Path> path_from_name(std::string_view name) {
   return std::nullopt;
 }
 
-std::vector<Path> available_paths() { return {Path::Ref, Path::Gemv}; }
+std::vector<Path> available_paths() { return {Path::Ref, Path::Gemv, Path::Tiled, Path::Dense}; }
 
 void matmul(const Weight& w, const float* x, int64_t rows, float* y, const float* residual, const Options& options) {
   weight_format(w);
@@ -93,13 +109,19 @@ void matmul(const Weight& w, const float* x, int64_t rows, float* y, const float
   if (rows == 0) return;
   require(x && y, fmt::format("{}: null activations or output", label(w)));
   const paths::MatmulCall call{w, x, rows, y, residual, options.threads};
-  switch (resolve(options.path, rows)) {
+  switch (resolve(w, options.path, rows)) {
     case Path::Auto:
     case Path::Ref:
       paths::ref_matmul(call);
       break;
     case Path::Gemv:
       paths::gemv_matmul(call);
+      break;
+    case Path::Tiled:
+      paths::tiled_matmul(call);
+      break;
+    case Path::Dense:
+      paths::dense_matmul(call);
       break;
   }
 }
@@ -120,8 +142,24 @@ void mul_mat_id(const Weight& w, const float* act, int64_t tokens, int64_t act_s
     }
   }
   const paths::MulMatIdCall call{w, act, tokens, act_slots, ids, slots, y, residual, options.threads};
-  // Expert routing gets its own fast path later; until then every path runs the reference.
-  paths::ref_mul_mat_id(call);
+  // `ref` is the reference; every other path means the expert-grouped kernels, which pick gemv or tiled per
+  // expert by its row count (a dense copy per expert is not kept).
+  if (options.path == Path::Ref) {
+    paths::ref_mul_mat_id(call);
+  } else {
+    paths::moe_mul_mat_id(call);
+  }
+}
+
+DenseCacheStats dense_cache_stats() { return paths::DenseCache::global().stats(); }
+
+void set_dense_cache_budget(size_t bytes) { paths::DenseCache::global().set_budget(bytes); }
+
+void clear_dense_cache() { paths::DenseCache::global().clear(); }
+
+void set_prefill_dequant(int64_t min_rows) {
+  require(min_rows >= 0, fmt::format("prefill dequant: negative minimum row count {}", min_rows));
+  paths::set_prefill_dequant_rows(min_rows);
 }
 
 std::vector<float> dequantize(const Weight& w) {

@@ -23,7 +23,10 @@ double tolerance(Path path) {
     case Path::Ref:
       return 1e-10;
     case Path::Gemv:
-      return 1e-4;
+    case Path::Tiled:
+      return 1e-4;  // int8 activations (float weights are held to 1e-6 by the test suite)
+    case Path::Dense:
+      return 2e-5;  // bf16 copies
   }
   return 0.0;
 }

@@ -11,5 +11,6 @@ void add_quantize(CLI::App& app);
 void add_matmul(CLI::App& app);
 void add_moe(CLI::App& app);
 void add_check(CLI::App& app);
+void add_bench(CLI::App& app);
 
 }  // namespace ggufmm::cli

@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
   ggufmm::cli::add_matmul(app);
   ggufmm::cli::add_moe(app);
   ggufmm::cli::add_check(app);
+  ggufmm::cli::add_bench(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
