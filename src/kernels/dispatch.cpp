@@ -1,4 +1,7 @@
+#include "kernels/avx512/kernels.hpp"
 #include "kernels/kernels.hpp"
+#include "kernels/scalar/scalar.hpp"
+#include "kernels/tile.hpp"
 
 namespace ggufmm::kernels {
 
@@ -34,6 +37,13 @@ QuantizeActFn find_quantize_act(runtime::Isa isa) {
     if (const QuantizeActFn fn = kernels_for(isa).quantize_act) return fn;
     if (isa == runtime::Isa::Scalar) return nullptr;
   }
+}
+
+TileFn find_tile(runtime::Isa isa, int group, bool asymmetric) {
+  const int g = group == 32 ? 1 : 0;
+  const int a = asymmetric ? 1 : 0;
+  // Only AVX-512 has its own tile kernels so far; the AVX2 levels use the portable one.
+  return isa == runtime::Isa::Avx512 ? avx512::tile_int8[g][a] : scalar::tile_int8[g][a];
 }
 
 }  // namespace ggufmm::kernels

@@ -49,6 +49,21 @@ inline void with_rows(int rows, Body&& body) {
   }
 }
 
+// Asymmetric formats store codes 0..2^b-1 with w = d*q - m. Kernels multiply them as d*(q - c) - (m - c*d) with c
+// this central code: the same weights, but the int8 error of the activations then meets the centred q - c (as
+// it would for a symmetric format) instead of all of q, while the exact activation sums carry the rest.
+// Measured on the golden Q4_1 data: NMSE 6e-4 without the centre, 8e-5 with it.
+constexpr int asymmetric_center(Type type) {
+  switch (type) {
+    case Type::Q2_K: return 2;
+    case Type::Q4_1:
+    case Type::Q4_K: return 8;
+    case Type::Q5_1:
+    case Type::Q5_K: return 16;
+    default: return 0;
+  }
+}
+
 inline constexpr size_t kTypeSlots = 40;  // one past the highest type id
 
 struct IsaKernels {

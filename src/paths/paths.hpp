@@ -6,6 +6,8 @@
 
 #include "ggufmm/ggufmm.hpp"
 #include "kernels/kernels.hpp"
+#include "paths/activations.hpp"
+#include "paths/dense_cache.hpp"
 
 namespace ggufmm::paths {
 
@@ -16,6 +18,7 @@ struct MatmulCall {
   float* y;               // [rows, m]
   const float* residual;  // [rows, m] or null
   int threads;
+  runtime::Isa isa = runtime::active_isa();  // the kernel level (tests pick each one)
 };
 
 struct MulMatIdCall {
@@ -28,28 +31,39 @@ struct MulMatIdCall {
   float* y;               // [tokens, slots, m]
   const float* residual;  // [tokens, slots, m] or null
   int threads;
-};
-
-// Activation rows prepared for the kernels of one instruction-set level and one weight type: quantized for the
-// integer kernels, used as they are by the float ones.
-class ActivationBuffer {
- public:
-  ActivationBuffer(const float* x, int rows, int64_t k, Type type, runtime::Isa isa);
-  const kernels::Activations& view() const { return view_; }
-
- private:
-  std::vector<int8_t> q_;
-  std::vector<float> d_;
-  std::vector<int16_t> qsum_;
-  std::vector<float> sum_;
-  kernels::Activations view_;
+  runtime::Isa isa = runtime::active_isa();
 };
 
 // Reference: dequantizes a block at a time and accumulates in f32.
 void ref_matmul(const MatmulCall& call);
 void ref_mul_mat_id(const MulMatIdCall& call);
 
+// Prefill: weights decoded once per call into cache-resident int8 panels shared by every activation row.
+void tiled_matmul(const MatmulCall& call);
+
 // Decode: int8 activations, integer dot products on the blocks, for 1 to 7 rows (more are taken 7 at a time).
 void gemv_matmul(const MatmulCall& call);
+
+// Experts: rows grouped by expert (quantized once, before grouping), each group through the decode kernels
+// (1 to 7 rows) or the tile kernels (more), so no row is ever computed for padding.
+void moe_mul_mat_id(const MulMatIdCall& call);
+
+// The column loops the paths share: outputs [m0, m1) of every row of x, into y (rows ldy apart).
+void gemv_columns(const Weight& w, const ActivationBuffer& x, int64_t m0, int64_t m1, float* y, int64_t ldy,
+                  const float* residual, runtime::Isa isa);
+// m0 is a multiple of 32: the weight rows are decoded 32 at a time into panels.
+void tiled_columns(const Weight& w, const ActivationBuffer& x, int64_t m0, int64_t m1, float* y, int64_t ldy,
+                   const float* residual, runtime::Isa isa);
+
+// Prefill with memory to spare: the weight dequantized once into a dense copy (dense_cache.hpp) that later calls
+// reuse, then a oneDNN GEMM. The copy is in the form measured fastest here; a weight larger than the cache's budget
+// gets a copy for the call alone.
+void dense_matmul(const MatmulCall& call);
+// The same with a given cache and form.
+void dense_matmul(const MatmulCall& call, DenseCache& cache, DenseForm form);
+// The form dense copies take on this machine: bf16, or f32 where it multiplies clearly faster. Measured once.
+DenseForm preferred_dense_form();
+// Whether the global cache would keep a dense copy of w, i.e. later calls would find it there.
+bool dense_would_keep(const Weight& w);
 
 }  // namespace ggufmm::paths

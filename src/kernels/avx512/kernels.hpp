@@ -2,8 +2,12 @@
 #pragma once
 
 #include "kernels/kernels.hpp"
+#include "kernels/tile.hpp"
 
 namespace ggufmm::kernels::avx512 {
+
+// Tile kernels by [group == 32][asymmetric].
+extern const TileFn tile_int8[2][2];
 
 extern const GemvFn gemv_f32;
 extern const GemvFn gemv_f16;

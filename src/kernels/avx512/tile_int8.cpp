@@ -1,0 +1,97 @@
+// The int8 tile kernel, AVX-512 VNNI: 16 weight rows per register (one int32 lane each), 1 or 2 panels, up to
+// 6 activation rows, so up to 12 int32 and 12 f32 accumulators stay in registers. Per group of S values the
+// int32 dot products (vpdpbusd: unsigned weight codes x broadcast signed activation codes) become f32 once,
+// scaled by weight scale x activation scale; asymmetric weights subtract offset x exact activation sum.
+#include <immintrin.h>
+
+#include <cstring>
+
+#include "kernels/avx512/kernels.hpp"
+#include "kernels/tile.hpp"
+
+namespace ggufmm::kernels::avx512 {
+namespace {
+
+inline int32_t load_i32(const int8_t* p) {
+  int32_t v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
+template <int P, int NR, int S, bool Asym>
+void tile_rows(const Panel* panels, int valid, const TileActivations& x, int64_t r0, float* y, int64_t ldy,
+               int64_t o0, const float* residual) {
+  const int64_t groups = x.k / S;
+  const int64_t code_groups = x.k / 32;
+  __m512 acc[NR][P];
+  for (int r = 0; r < NR; ++r) {
+    for (int p = 0; p < P; ++p) acc[r][p] = _mm512_setzero_ps();
+  }
+  // Both panels of a call share the centre (panels are packed with one shape).
+  const int32_t shift = -(128 + panels[0].center);
+  for (int64_t g = 0; g < groups; ++g) {
+    __m512i t[NR][P];
+    for (int r = 0; r < NR; ++r) {
+      const __m512i bias = _mm512_set1_epi32(shift * x.qsum[(r0 + r) * groups + g]);
+      for (int p = 0; p < P; ++p) t[r][p] = bias;
+    }
+    for (int c = 0; c < S / 4; ++c) {
+      const int64_t chunk = g * (S / 4) + c;
+      __m512i w[P];
+      for (int p = 0; p < P; ++p) w[p] = _mm512_loadu_si512(panels[p].codes + chunk * 64);
+      for (int r = 0; r < NR; ++r) {
+        const __m512i xb = _mm512_set1_epi32(load_i32(x.q + (r0 + r) * x.k + chunk * 4));
+        for (int p = 0; p < P; ++p) t[r][p] = _mm512_dpbusd_epi32(t[r][p], w[p], xb);
+      }
+    }
+    __m512 scale[P], offset[P];
+    for (int p = 0; p < P; ++p) {
+      scale[p] = _mm512_loadu_ps(panels[p].scales + g * 16);
+      if constexpr (Asym) {
+        offset[p] = _mm512_fnmadd_ps(_mm512_set1_ps(static_cast<float>(panels[p].center)), scale[p],
+                                     _mm512_loadu_ps(panels[p].offsets + g * 16));
+      }
+    }
+    for (int r = 0; r < NR; ++r) {
+      const __m512 dx = _mm512_set1_ps(x.d[(r0 + r) * code_groups + g * S / 32]);
+      for (int p = 0; p < P; ++p) acc[r][p] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(t[r][p]), _mm512_mul_ps(scale[p], dx), acc[r][p]);
+      if constexpr (Asym) {
+        const __m512 sum = _mm512_set1_ps(x.sum[(r0 + r) * groups + g]);
+        for (int p = 0; p < P; ++p) acc[r][p] = _mm512_fnmadd_ps(offset[p], sum, acc[r][p]);
+      }
+    }
+  }
+  for (int p = 0; p < P; ++p) {
+    const int lanes = valid - p * kPanelRows;
+    const __mmask16 mask = lanes >= 16 ? __mmask16(0xffff) : static_cast<__mmask16>((1u << lanes) - 1);
+    for (int r = 0; r < NR; ++r) {
+      const int64_t at = (r0 + r) * ldy + o0 + p * kPanelRows;
+      __m512 v = acc[r][p];
+      if (residual) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(mask, residual + at));
+      _mm512_mask_storeu_ps(y + at, mask, v);
+    }
+  }
+}
+
+template <int S, bool Asym>
+void tile(const Panel* panels, int panel_count, int valid, const TileActivations& x, int64_t r0, int nr, float* y,
+          int64_t ldy, int64_t o0, const float* residual) {
+  auto run = [&]<int P>() {
+    switch (nr) {
+      case 1: return tile_rows<P, 1, S, Asym>(panels, valid, x, r0, y, ldy, o0, residual);
+      case 2: return tile_rows<P, 2, S, Asym>(panels, valid, x, r0, y, ldy, o0, residual);
+      case 3: return tile_rows<P, 3, S, Asym>(panels, valid, x, r0, y, ldy, o0, residual);
+      case 4: return tile_rows<P, 4, S, Asym>(panels, valid, x, r0, y, ldy, o0, residual);
+      case 5: return tile_rows<P, 5, S, Asym>(panels, valid, x, r0, y, ldy, o0, residual);
+      default: return tile_rows<P, 6, S, Asym>(panels, valid, x, r0, y, ldy, o0, residual);
+    }
+  };
+  if (panel_count == 2) return run.template operator()<2>();
+  return run.template operator()<1>();
+}
+
+}  // namespace
+
+const TileFn tile_int8[2][2] = {{tile<16, false>, tile<16, true>}, {tile<32, false>, tile<32, true>}};
+
+}  // namespace ggufmm::kernels::avx512

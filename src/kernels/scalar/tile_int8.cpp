@@ -1,0 +1,44 @@
+// The int8 tile kernel, portable: the same arithmetic as the SIMD levels (int32 sums per group of S values,
+// one f32 conversion per group), one output at a time.
+#include <cstring>
+
+#include "kernels/scalar/scalar.hpp"
+#include "kernels/tile.hpp"
+
+namespace ggufmm::kernels::scalar {
+namespace {
+
+template <int S, bool Asym>
+void tile(const Panel* panels, int panel_count, int valid, const TileActivations& x, int64_t r0, int nr, float* y,
+          int64_t ldy, int64_t o0, const float* residual) {
+  const int64_t groups = x.k / S;
+  for (int p = 0; p < panel_count; ++p) {
+    const Panel& panel = panels[p];
+    for (int l = 0; l < kPanelRows && p * kPanelRows + l < valid; ++l) {
+      for (int64_t r = r0; r < r0 + nr; ++r) {
+        float acc = 0.0f;
+        for (int64_t g = 0; g < groups; ++g) {
+          int32_t t = -(128 + panel.center) * x.qsum[r * groups + g];
+          for (int i = 0; i < S; ++i) {
+            const int64_t at = g * S + i;
+            t += panel.codes[(at / 4) * 64 + l * 4 + at % 4] * x.q[r * x.k + at];
+          }
+          const float dx = x.d[r * (x.k / 32) + g * S / 32];
+          acc += static_cast<float>(t) * (panel.scales[g * 16 + l] * dx);
+          if constexpr (Asym) {
+            const float offset = -static_cast<float>(panel.center) * panel.scales[g * 16 + l] + panel.offsets[g * 16 + l];
+            acc -= offset * x.sum[r * groups + g];
+          }
+        }
+        const int64_t at = r * ldy + o0 + p * kPanelRows + l;
+        y[at] = acc + (residual ? residual[at] : 0.0f);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+const TileFn tile_int8[2][2] = {{tile<16, false>, tile<16, true>}, {tile<32, false>, tile<32, true>}};
+
+}  // namespace ggufmm::kernels::scalar

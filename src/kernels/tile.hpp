@@ -1,0 +1,47 @@
+// The prefill (tiled) interface. A panel is 16 weight rows decoded once into a cache-resident int8 form; a tile
+// kernel runs a block of activation rows against one or two panels. Format-blind: any format that decodes to
+// Int8Block feeds the same kernels.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/kernels.hpp"
+
+namespace ggufmm::kernels {
+
+inline constexpr int kPanelRows = 16;  // weight rows per panel: one 512-bit register of int32 lanes
+inline constexpr int kMaxTileRows = 6;  // activation rows per tile kernel call, at most
+
+// 16 weight rows of k values, decoded exactly: value = scale * (code - 128) - offset, per group of S values.
+// Codes are the int8 values plus 128 (unsigned, for the u8 x s8 dot product), 4 consecutive values of one row
+// per 32-bit lane, the 16 rows side by side: codes[(i / 4) * 64 + row * 4 + i % 4].
+//
+// Asymmetric weights (w = d*q - m, codes all >= 0) are multiplied as d*(q - c) - (m - c*d) with c the panel's
+// central code: the same weights, but the int8 error of the activations then meets the centred q - c instead of
+// q, and the exact activation sums carry the rest. The stored offsets stay m (exact); c is applied on the fly.
+struct Panel {
+  int group = 32;                  // S: 32 where every pair of 16-value scales (and offsets) agree, else 16
+  int center = 0;                  // c: 0 for symmetric weights
+  const uint8_t* codes = nullptr;  // [k / 4][16][4]
+  const float* scales = nullptr;   // [k / S][16]
+  const float* offsets = nullptr;  // [k / S][16]; null for symmetric weights
+};
+
+// Activation rows prepared for the tile kernels of one panel group size S.
+struct TileActivations {
+  int64_t k = 0;
+  const int8_t* q = nullptr;      // [rows][k] codes (as for gemv)
+  const float* d = nullptr;       // [rows][k / 32] code scales
+  const int32_t* qsum = nullptr;  // [rows][k / S] sums of the codes: undo the +128 (and the centre) of weight codes
+  const float* sum = nullptr;     // [rows][k / S] exact sums of the original values: the offset term
+};
+
+// y[r * ldy + o0 + l] = sum_i W[o0 + l][i] * X[r][i] (+ residual) for rows r in [r0, r0 + nr), and weight
+// rows l < valid of `panels` (1 or 2) consecutive panels.
+using TileFn = void (*)(const Panel* panels, int panel_count, int valid, const TileActivations& x, int64_t r0, int nr,
+                        float* y, int64_t ldy, int64_t o0, const float* residual);
+
+// The tile kernel of a level for a panel group size and symmetry, or null when the level has none.
+TileFn find_tile(runtime::Isa isa, int group, bool asymmetric);
+
+}  // namespace ggufmm::kernels

@@ -1,0 +1,85 @@
+#include "paths/activations.hpp"
+
+#include <algorithm>
+
+namespace ggufmm::paths {
+namespace {
+
+bool is_float(Type t) { return t == Type::F32 || t == Type::F16 || t == Type::BF16; }
+
+// Copies `per_row` elements of each listed row of `from` into `to`, in order.
+template <typename T>
+void gather(const std::vector<T>& from, size_t per_row, std::span<const int64_t> rows, std::vector<T>& to) {
+  to.resize(rows.size() * per_row);
+  for (size_t i = 0; i < rows.size(); ++i) {
+    std::copy_n(from.begin() + static_cast<ptrdiff_t>(static_cast<size_t>(rows[i]) * per_row), per_row,
+                to.begin() + static_cast<ptrdiff_t>(i * per_row));
+  }
+}
+
+}  // namespace
+
+ActivationBuffer::ActivationBuffer(const float* x, int64_t rows, int64_t k, Type type, runtime::Isa isa)
+    : k_(k), rows_(rows), quantized_(!is_float(type)), f32_(x) {
+  if (!quantized_) return;
+  q_.resize(static_cast<size_t>(rows * k));
+  d_.resize(static_cast<size_t>(rows * k / kernels::kGroup));
+  qsum_.resize(d_.size());
+  sum16_.resize(static_cast<size_t>(rows * k / kernels::kSumGroup));
+  kernels::find_quantize_act(isa)(x, static_cast<int>(rows), k, q_.data(), d_.data(), qsum_.data(), sum16_.data());
+  derive_tile_sums();
+}
+
+ActivationBuffer::ActivationBuffer(const ActivationBuffer& from, std::span<const int64_t> rows)
+    : k_(from.k_), rows_(static_cast<int64_t>(rows.size())), quantized_(from.quantized_) {
+  const auto k = static_cast<size_t>(k_);
+  if (!quantized_) {
+    f32_copy_.resize(rows.size() * k);
+    for (size_t i = 0; i < rows.size(); ++i) {
+      std::copy_n(from.f32_ + static_cast<size_t>(rows[i]) * k, k, f32_copy_.begin() + static_cast<ptrdiff_t>(i * k));
+    }
+    f32_ = f32_copy_.data();
+    return;
+  }
+  gather(from.q_, k, rows, q_);
+  gather(from.d_, k / kernels::kGroup, rows, d_);
+  gather(from.qsum_, k / kernels::kGroup, rows, qsum_);
+  gather(from.sum16_, k / kernels::kSumGroup, rows, sum16_);
+  gather(from.qsum16_, k / kernels::kSumGroup, rows, qsum16_);
+  gather(from.qsum32_, k / kernels::kGroup, rows, qsum32_);
+  gather(from.sum32_, k / kernels::kGroup, rows, sum32_);
+}
+
+// The tile kernels work in groups of 16 or 32 values; both kinds of sums are kept.
+void ActivationBuffer::derive_tile_sums() {
+  qsum16_.resize(sum16_.size());
+  for (size_t g = 0; g < qsum16_.size(); ++g) {
+    int32_t total = 0;
+    for (size_t i = 0; i < kernels::kSumGroup; ++i) total += q_[g * kernels::kSumGroup + i];
+    qsum16_[g] = total;
+  }
+  qsum32_.resize(d_.size());
+  sum32_.resize(d_.size());
+  for (size_t g = 0; g < qsum32_.size(); ++g) {
+    qsum32_[g] = qsum16_[2 * g] + qsum16_[2 * g + 1];
+    sum32_[g] = sum16_[2 * g] + sum16_[2 * g + 1];
+  }
+}
+
+kernels::Activations ActivationBuffer::view(int64_t r0, int n) const {
+  const int rows = n > 0 ? n : static_cast<int>(rows_ - r0);
+  kernels::Activations v{.k = k_, .rows = rows, .f32 = f32_ + r0 * k_};
+  if (!quantized_) return v;
+  v.q = q_.data() + r0 * k_;
+  v.d = d_.data() + r0 * (k_ / kernels::kGroup);
+  v.qsum = qsum_.data() + r0 * (k_ / kernels::kGroup);
+  v.sum = sum16_.data() + r0 * (k_ / kernels::kSumGroup);
+  return v;
+}
+
+kernels::TileActivations ActivationBuffer::tile_view(int group) const {
+  return {k_, q_.data(), d_.data(), group == 32 ? qsum32_.data() : qsum16_.data(),
+          group == 32 ? sum32_.data() : sum16_.data()};
+}
+
+}  // namespace ggufmm::paths

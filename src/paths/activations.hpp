@@ -1,0 +1,41 @@
+// Activation rows prepared once per call for the kernels of one level and one weight type: quantized to int8
+// in groups of 32 for the integer kernels (with the sums their corrections need), used as they are (f32) by the
+// float ones. Rows can be gathered from another buffer, so that routed rows (mixture of experts) are quantized
+// once and then grouped, never quantized again.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "kernels/kernels.hpp"
+#include "kernels/tile.hpp"
+
+namespace ggufmm::paths {
+
+class ActivationBuffer {
+ public:
+  ActivationBuffer(const float* x, int64_t rows, int64_t k, Type type, runtime::Isa isa);
+  // The given rows of `from`, in that order.
+  ActivationBuffer(const ActivationBuffer& from, std::span<const int64_t> rows);
+
+  int64_t rows() const { return rows_; }
+  // Rows [r0, r0 + n) for the decode kernels (n <= kMaxGemvRows).
+  kernels::Activations view(int64_t r0 = 0, int n = 0) const;
+  // All rows for the tile kernels of group size 16 or 32 (integer types only).
+  kernels::TileActivations tile_view(int group) const;
+
+ private:
+  void derive_tile_sums();
+
+  int64_t k_ = 0, rows_ = 0;
+  bool quantized_ = false;
+  const float* f32_ = nullptr;  // the caller's rows, or f32_copy_
+  std::vector<float> f32_copy_;
+  std::vector<int8_t> q_;
+  std::vector<float> d_, sum16_, sum32_;
+  std::vector<int16_t> qsum_;
+  std::vector<int32_t> qsum16_, qsum32_;
+};
+
+}  // namespace ggufmm::paths

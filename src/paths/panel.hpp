@@ -1,0 +1,44 @@
+// Weight panels for the tile kernels: 16 rows decoded once, exactly, into the int8 layout of kernels/tile.hpp.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "format/registry.hpp"
+#include "kernels/tile.hpp"
+
+namespace ggufmm::paths {
+
+// How a panel's 16-value scales can be grouped (by 32 where every pair agrees), whether any offset is set, and
+// the largest code: the codes of asymmetric weights run from 0 up, and the middle of that range is the centre
+// the kernels subtract (kernels/tile.hpp).
+struct PanelShape {
+  bool pairs = true;
+  bool asymmetric = false;
+  int max_code = 0;
+  PanelShape operator&(const PanelShape& o) const {
+    return {pairs && o.pairs, asymmetric || o.asymmetric, max_code > o.max_code ? max_code : o.max_code};
+  }
+  int group() const { return pairs ? 32 : 16; }
+  int center() const { return asymmetric ? (max_code + 1) / 2 : 0; }
+};
+
+// A thread's decoded panel: storage plus the Panel view the kernels read.
+class PanelBuffer {
+ public:
+  // Decodes rows [o0, o0 + rows) of w (rows <= 16; the rest of the panel is zero) with the format's exact
+  // decoder, and says how its scales group.
+  PanelShape decode(const format::Format& f, const Weight& w, int64_t o0, int rows);
+  // Interleaves the decoded rows into the kernels' layout, with scales (and offsets) per group of S values.
+  const kernels::Panel& pack(const PanelShape& shape);
+
+ private:
+  int64_t k_ = 0;
+  std::vector<int8_t> values_;                   // [16][k] decoded codes, row-major
+  std::vector<float> row_scales_, row_offsets_;  // [16][k / 16]
+  std::vector<uint8_t> codes_;
+  std::vector<float> scales_, offsets_;
+  kernels::Panel panel_;
+};
+
+}  // namespace ggufmm::paths

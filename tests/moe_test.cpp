@@ -1,0 +1,138 @@
+// mul_mat_id on the expert-grouped kernels: ggml's golden files, and random routing of every kind, against the
+// exact product of each (token, slot) row with its expert.
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <numeric>
+#include <random>
+
+#include "ggufmm/gguf.hpp"
+#include "testdata.hpp"
+
+namespace ggufmm {
+namespace {
+
+const std::vector<std::string> kMoeFiles = {
+    "moe-q4_0-shared",    "moe-q4_0-perslot",    "moe-q8_0-shared",   "moe-q8_0-perslot",
+    "moe-q4_K-shared",    "moe-q4_K-perslot",    "moe-q5_K-shared",   "moe-q5_K-perslot",
+    "moe-q6_K-shared",    "moe-q6_K-perslot",    "moe-iq2_xs-shared", "moe-iq2_xs-perslot",
+    "moe-iq3_xxs-shared", "moe-iq3_xxs-perslot"};
+
+class MoePaths : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(MoePaths, EveryPathMatchesExact) {
+  GGUFMM_REQUIRE_GOLDEN(path, GetParam() + ".gguf");
+  const auto file = gguf::File::open(path);
+  const Weight w = file.weight("weight");
+  const gguf::TensorInfo& ids = file.tensor("ids");
+  const int64_t slots = ids.shape[0], tokens = ids.shape[1], act_slots = file.tensor("act").shape[1];
+  std::vector<int32_t> id_values(static_cast<size_t>(slots * tokens));
+  std::memcpy(id_values.data(), ids.data, id_values.size() * sizeof(int32_t));
+  const std::vector<float> x = file.read_f32("act");
+  const std::vector<float> exact = file.read_f32("exact_out");
+  for (const Path p : available_paths()) {
+    std::vector<float> y(exact.size());
+    mul_mat_id(w, x.data(), tokens, act_slots, id_values.data(), slots, y.data(), nullptr, {.path = p});
+    EXPECT_LE(nmse(y.data(), exact.data(), y.size()), 1e-4) << path_name(p);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllFiles, MoePaths, ::testing::ValuesIn(kMoeFiles), [](const auto& param_info) {
+  std::string name = param_info.param;
+  std::ranges::replace(name, '-', '_');
+  return name;
+});
+
+std::vector<uint8_t> random_experts(Type type, int64_t rows, int64_t k, std::mt19937& rng) {
+  const TypeInfo& t = *type_info(type);
+  std::normal_distribution<float> normal;
+  if (t.can_quantize) {
+    std::vector<float> v(static_cast<size_t>(rows * k));
+    for (auto& e : v) e = normal(rng);
+    return quantize(type, v.data(), rows, k);
+  }
+  std::vector<uint8_t> bytes(static_cast<size_t>(rows * k / t.block_size * t.block_bytes));
+  std::uniform_int_distribution<int> byte(0, 255);
+  for (size_t at = 0; at < bytes.size(); at += static_cast<size_t>(t.block_bytes)) {
+    for (;;) {
+      for (int i = 0; i < t.block_bytes; ++i) bytes[at + static_cast<size_t>(i)] = static_cast<uint8_t>(byte(rng));
+      const Weight one{.type = type, .k = t.block_size, .m = 1, .data = bytes.data() + at};
+      const std::vector<float> v = dequantize(one);
+      if (std::ranges::all_of(v, [](float e) { return std::isfinite(e) && std::fabs(e) < 1e4f; })) break;
+    }
+  }
+  return bytes;
+}
+
+enum class Routing { Uniform, Skewed, OneExpert };
+
+struct Case {
+  int64_t experts, slots, tokens;
+  Routing routing;
+};
+
+// Uniform, skewed (most rows to two experts, some experts empty), all to one, top-1, slots == experts.
+constexpr Case kCases[] = {{8, 2, 5, Routing::Uniform},    {8, 4, 40, Routing::Skewed}, {6, 3, 30, Routing::OneExpert},
+                           {5, 1, 23, Routing::Uniform},   {4, 4, 11, Routing::Uniform}, {16, 8, 64, Routing::Skewed}};
+
+class MoeRandom : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(MoeRandom, RoutingOfEveryKindMatchesExact) {
+  const Type type = type_info(GetParam())->type;
+  const int64_t k = 2 * std::max<int64_t>(type_info(type)->block_size, 32), m = 40;
+  std::mt19937 rng(static_cast<unsigned>(type) + 7);
+  std::normal_distribution<float> normal;
+  for (const Case& c : kCases) {
+    const std::vector<uint8_t> bytes = random_experts(type, c.experts * m, k, rng);
+    const Weight w{.type = type, .k = k, .m = m, .experts = c.experts, .data = bytes.data()};
+    std::vector<int32_t> ids(static_cast<size_t>(c.tokens * c.slots));
+    for (int64_t t = 0; t < c.tokens; ++t) {
+      // Distinct experts per token, as a router picks them.
+      std::vector<int32_t> order(static_cast<size_t>(c.experts));
+      std::iota(order.begin(), order.end(), 0);
+      if (c.routing == Routing::Uniform) std::shuffle(order.begin(), order.end(), rng);
+      if (c.routing == Routing::Skewed && rng() % 4 == 0) std::shuffle(order.begin(), order.end(), rng);
+      for (int64_t s = 0; s < c.slots; ++s) {
+        ids[static_cast<size_t>(t * c.slots + s)] = c.routing == Routing::OneExpert ? 2 : order[static_cast<size_t>(s)];
+      }
+    }
+    for (const int64_t act_slots : {int64_t{1}, c.slots}) {
+      std::vector<float> act(static_cast<size_t>(c.tokens * act_slots * k));
+      std::vector<float> residual(static_cast<size_t>(c.tokens * c.slots * m));
+      for (auto& v : act) v = normal(rng);
+      for (auto& v : residual) v = normal(rng);
+      // The exact product, one (token, slot) at a time.
+      std::vector<double> exact(residual.size());
+      for (int64_t ts = 0; ts < c.tokens * c.slots; ++ts) {
+        Weight expert = w;
+        expert.experts = 1;
+        expert.data = bytes.data() + static_cast<size_t>(ids[static_cast<size_t>(ts)]) * w.expert_bytes();
+        const float* row = act.data() + ((ts / c.slots) * act_slots + (act_slots == 1 ? 0 : ts % c.slots)) * k;
+        const std::vector<double> e = exact_matmul(expert, row, 1);
+        for (int64_t o = 0; o < m; ++o) exact[static_cast<size_t>(ts * m + o)] = e[static_cast<size_t>(o)] + residual[static_cast<size_t>(ts * m + o)];
+      }
+      std::vector<float> y(residual.size());
+      mul_mat_id(w, act.data(), c.tokens, act_slots, ids.data(), c.slots, y.data(), residual.data(), {.threads = 2});
+      EXPECT_LE(nmse(y.data(), exact.data(), y.size()), 1e-4)
+          << fmt::format("experts={} slots={} tokens={} act_slots={}", c.experts, c.slots, c.tokens, act_slots);
+    }
+  }
+}
+
+std::vector<std::string> weight_types() {
+  std::vector<std::string> out;
+  for (const TypeInfo& t : all_types()) {
+    if (t.is_weight) out.emplace_back(t.name);
+  }
+  return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(AllFormats, MoeRandom, ::testing::ValuesIn(weight_types()),
+                         [](const auto& param_info) { return param_info.param; });
+
+}  // namespace
+}  // namespace ggufmm

@@ -1,0 +1,177 @@
+// The prefill path: decoded panels reproduce ggml's dequantization exactly, the exact offsets matter, and the
+// tile kernels at every level agree with the exact product (golden files, random shapes) and with each other.
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <random>
+
+#include "format/registry.hpp"
+#include "ggufmm/gguf.hpp"
+#include "paths/panel.hpp"
+#include "paths/paths.hpp"
+#include "testdata.hpp"
+
+namespace ggufmm {
+namespace {
+
+using runtime::Isa;
+
+std::vector<std::string> quantized_types() {
+  std::vector<std::string> out;
+  for (const TypeInfo& t : all_types()) {
+    if (t.is_weight && format::find(t.type)->decode) out.emplace_back(t.name);
+  }
+  return out;
+}
+
+std::vector<float> run_tiled(Isa isa, const Weight& w, const float* x, int64_t rows, const float* residual) {
+  std::vector<float> y(static_cast<size_t>(rows * w.m));
+  paths::tiled_matmul({.w = w, .x = x, .rows = rows, .y = y.data(), .residual = residual, .threads = 2, .isa = isa});
+  return y;
+}
+
+class TiledGolden : public ::testing::TestWithParam<std::string> {};
+
+// Every panel of the golden weight, read back as scale * (code - 128) - offset, is ggml's dequantization.
+TEST_P(TiledGolden, PanelsReproduceGgmlDequantExactly) {
+  GGUFMM_REQUIRE_GOLDEN(path, GetParam() + ".gguf");
+  const auto file = gguf::File::open(path);
+  const Weight w = file.weight("weight");
+  const std::vector<float> want = file.read_f32("dequant");
+  const format::Format& f = *format::find(w.type);
+  paths::PanelBuffer buffer;
+  size_t mismatches = 0;
+  for (int64_t o0 = 0; o0 < w.m; o0 += kernels::kPanelRows) {
+    const int rows = static_cast<int>(std::min<int64_t>(kernels::kPanelRows, w.m - o0));
+    const kernels::Panel& p = buffer.pack(buffer.decode(f, w, o0, rows));
+    for (int l = 0; l < rows; ++l) {
+      for (int64_t i = 0; i < w.k; ++i) {
+        const int q = p.codes[(i / 4) * 64 + l * 4 + i % 4] - 128;
+        const int64_t g = i / p.group;
+        const float offset = p.offsets ? p.offsets[g * 16 + l] : 0.0f;
+        const float v = p.scales[g * 16 + l] * static_cast<float>(q) - offset;
+        const float expected = want[static_cast<size_t>((o0 + l) * w.k + i)];
+        mismatches += std::memcmp(&v, &expected, sizeof v) != 0;
+      }
+    }
+  }
+  EXPECT_EQ(mismatches, 0u);
+}
+
+TEST_P(TiledGolden, EveryLevelWithinAccuracyBounds) {
+  GGUFMM_REQUIRE_GOLDEN(path, GetParam() + ".gguf");
+  const auto file = gguf::File::open(path);
+  const Weight w = file.weight("weight");
+  for (const Isa isa : runtime::supported_isas()) {
+    for (const int n : {8, 37}) {
+      const std::vector<float> x = file.read_f32(fmt::format("act.{}", n));
+      const std::vector<float> exact = file.read_f32(fmt::format("exact_out.{}", n));
+      const std::vector<float> y = run_tiled(isa, w, x.data(), n, nullptr);
+      EXPECT_LE(nmse(y.data(), exact.data(), y.size()), 1e-4) << runtime::isa_name(isa) << " n=" << n;
+      // The exact output as residual doubles the result.
+      const std::vector<float> y2 = run_tiled(isa, w, x.data(), n, exact.data());
+      std::vector<float> doubled(exact.size());
+      for (size_t i = 0; i < exact.size(); ++i) doubled[i] = 2.0f * exact[i];
+      EXPECT_LE(nmse(y2.data(), doubled.data(), y2.size()), 1e-4) << runtime::isa_name(isa) << " n=" << n;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllFormats, TiledGolden, ::testing::ValuesIn(quantized_types()),
+                         [](const auto& param_info) { return param_info.param; });
+
+// Rounding the offset of w = d*q - m into an integer zero point (w ~ d*(q - z)) would make the error of the
+// product at least 4 times larger than the exact offsets give: the exactness is measured, not assumed.
+TEST(TiledExactness, IntegerZeroPointWouldBeFourTimesWorse) {
+  for (const std::string name : {"q4_1", "q5_1", "q4_K", "q5_K"}) {
+    GGUFMM_REQUIRE_GOLDEN(path, name + ".gguf");
+    const auto file = gguf::File::open(path);
+    const Weight w = file.weight("weight");
+    const std::vector<float> x = file.read_f32("act.37");
+    const std::vector<float> exact = file.read_f32("exact_out.37");
+    const std::vector<float> ours = run_tiled(runtime::active_isa(), w, x.data(), 37, nullptr);
+
+    // The same weights with each offset rounded to a whole number of scale steps.
+    const format::Format& f = *format::find(w.type);
+    paths::PanelBuffer buffer;
+    std::vector<float> rounded(static_cast<size_t>(w.m * w.k));
+    for (int64_t o0 = 0; o0 < w.m; o0 += kernels::kPanelRows) {
+      const kernels::Panel& p = buffer.pack(buffer.decode(f, w, o0, kernels::kPanelRows));
+      ASSERT_NE(p.offsets, nullptr) << name;
+      for (int l = 0; l < kernels::kPanelRows; ++l) {
+        for (int64_t i = 0; i < w.k; ++i) {
+          const int64_t g = i / p.group;
+          const float scale = p.scales[g * 16 + l], offset = p.offsets[g * 16 + l];
+          const float zero_point = scale != 0.0f ? std::nearbyint(offset / scale) : 0.0f;
+          const int q = p.codes[(i / 4) * 64 + l * 4 + i % 4] - 128;
+          rounded[static_cast<size_t>((o0 + l) * w.k + i)] = scale * (static_cast<float>(q) - zero_point);
+        }
+      }
+    }
+    const Weight f32{.type = Type::F32, .k = w.k, .m = w.m, .data = rounded.data()};
+    std::vector<float> zp(exact.size());
+    matmul(f32, x.data(), 37, zp.data(), nullptr, {.path = Path::Ref});
+    const double exact_nmse = nmse(ours.data(), exact.data(), exact.size());
+    const double zp_nmse = nmse(zp.data(), exact.data(), exact.size());
+    RecordProperty(name, fmt::format("exact offsets {:.3e}, integer zero point {:.3e}", exact_nmse, zp_nmse));
+    EXPECT_GE(zp_nmse, 4.0 * exact_nmse) << name << ": exact " << exact_nmse << ", zero point " << zp_nmse;
+  }
+}
+
+std::vector<uint8_t> random_weight(Type type, int64_t m, int64_t k, std::mt19937& rng) {
+  std::normal_distribution<float> normal;
+  const TypeInfo& t = *type_info(type);
+  if (t.can_quantize) {
+    std::vector<float> v(static_cast<size_t>(m * k));
+    for (auto& e : v) e = normal(rng);
+    return quantize(type, v.data(), m, k);
+  }
+  // Codebook formats: random blocks, redrawn until they dequantize to finite values of sane size.
+  std::vector<uint8_t> bytes(static_cast<size_t>(m * k / t.block_size * t.block_bytes));
+  std::uniform_int_distribution<int> byte(0, 255);
+  for (size_t at = 0; at < bytes.size(); at += static_cast<size_t>(t.block_bytes)) {
+    for (;;) {
+      for (int i = 0; i < t.block_bytes; ++i) bytes[at + static_cast<size_t>(i)] = static_cast<uint8_t>(byte(rng));
+      const Weight one{.type = type, .k = t.block_size, .m = 1, .data = bytes.data() + at};
+      const std::vector<float> v = dequantize(one);
+      if (std::ranges::all_of(v, [](float e) { return std::isfinite(e) && std::fabs(e) < 1e4f; })) break;
+    }
+  }
+  return bytes;
+}
+
+class TiledRandom : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(TiledRandom, ShapesAgreeWithExactAndLevelsWithEachOther) {
+  const Type type = type_info(GetParam())->type;
+  const int64_t block = type_info(type)->block_size;
+  std::mt19937 rng(static_cast<unsigned>(type) + 100);
+  std::normal_distribution<float> normal;
+  for (const auto& [m, blocks, rows] : {std::tuple{37, 1, 8}, {16, 2, 13}, {70, 3, 64}, {33, 1, 150}, {19, 2, 600}}) {
+    const int64_t k = blocks * block;
+    const std::vector<uint8_t> bytes = random_weight(type, m, k, rng);
+    const Weight w{.type = type, .k = k, .m = m, .data = bytes.data()};
+    std::vector<float> x(static_cast<size_t>(rows * k)), residual(static_cast<size_t>(rows * m));
+    for (auto& v : x) v = normal(rng);
+    for (auto& v : residual) v = normal(rng);
+    std::vector<double> exact = exact_matmul(w, x.data(), rows);
+    for (size_t i = 0; i < exact.size(); ++i) exact[i] += residual[i];
+    const auto where = fmt::format("m={} k={} rows={}", m, k, rows);
+    const std::vector<float> portable = run_tiled(Isa::Scalar, w, x.data(), rows, residual.data());
+    EXPECT_LE(nmse(portable.data(), exact.data(), exact.size()), 1e-4) << where;
+    for (const Isa isa : runtime::supported_isas()) {
+      const std::vector<float> y = run_tiled(isa, w, x.data(), rows, residual.data());
+      EXPECT_LE(nmse(y.data(), portable.data(), y.size()), 1e-10) << runtime::isa_name(isa) << " " << where;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllFormats, TiledRandom, ::testing::ValuesIn(quantized_types()),
+                         [](const auto& param_info) { return param_info.param; });
+
+}  // namespace
+}  // namespace ggufmm
