@@ -88,14 +88,14 @@ TEST_F(Tool, MatmulMatchesExactAndAddsResidual) {
   GGUFMM_REQUIRE_GOLDEN(path, "q6_K.gguf");
   const auto file = gguf::File::open(path);
   const std::vector<float> exact = file.read_f32("exact_out.3");
-  ASSERT_EQ(run_tool(fmt::format("matmul {} --weight weight --act act.3 --threads 1 -o {}", path, out("y.f32"))).status,
+  ASSERT_EQ(run_tool(fmt::format("matmul {} --weight weight --act act.3 --path ref --threads 1 -o {}", path, out("y.f32"))).status,
             0);
   std::vector<float> y = read_raw_f32(out("y.f32"));
   ASSERT_EQ(y.size(), exact.size());
   EXPECT_LE(nmse(y.data(), exact.data(), y.size()), 1e-10);
 
   // The exact output itself as the residual doubles the result.
-  ASSERT_EQ(run_tool(fmt::format("matmul {} --weight weight --act {}:act.3 --residual exact_out.3 -o {}", path, path,
+  ASSERT_EQ(run_tool(fmt::format("matmul {} --weight weight --act {}:act.3 --residual exact_out.3 --path ref -o {}", path, path,
                                  out("y2.f32")))
                 .status,
             0);
@@ -120,7 +120,7 @@ TEST_F(Tool, FailedMatmulLeavesNoOutput) {
 
 TEST_F(Tool, MoeMatchesExact) {
   GGUFMM_REQUIRE_GOLDEN(path, "moe-q4_K-perslot.gguf");
-  ASSERT_EQ(run_tool(fmt::format("moe {} --weight weight --act act --ids ids -o {}", path, out("y.f32"))).status, 0);
+  ASSERT_EQ(run_tool(fmt::format("moe {} --weight weight --act act --ids ids --path ref -o {}", path, out("y.f32"))).status, 0);
   const std::vector<float> exact = gguf::File::open(path).read_f32("exact_out");
   const std::vector<float> y = read_raw_f32(out("y.f32"));
   ASSERT_EQ(y.size(), exact.size());

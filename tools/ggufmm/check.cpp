@@ -24,7 +24,7 @@ double tolerance(Path path) {
       return 1e-10;
     case Path::Gemv:
     case Path::Tiled:
-      return 1e-4;  // int8 activations (float weights are held to 1e-6 by the test suite)
+      return 1e-3;  // int8 activations on small random shapes (the test suite holds the golden bounds)
     case Path::Dense:
       return 2e-5;  // bf16 copies
   }
