@@ -1,10 +1,11 @@
-// The IQ formats: ggml's expert weights, the IQ4 quantizers on random and degenerate data, the codebook tables,
-// and blocks at 2-byte aligned addresses.
+// The IQ formats: ggml's expert weights, the IQ4 quantizers on random and degenerate data, the exact int8
+// decoders, the codebook tables, and blocks at 2-byte aligned addresses.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <iterator>
 #include <limits>
@@ -12,6 +13,7 @@
 #include <random>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "format/blocks.hpp"
 #include "format/fp16.hpp"
@@ -233,6 +235,54 @@ TEST(IQuantsDequantize, BlocksAtTwoByteAlignedAddresses) {
     const std::vector<float> want = dequantize_bytes(type, aligned.data(), n);
     const std::vector<float> got = dequantize_bytes(type, odd, n);
     EXPECT_EQ(std::memcmp(got.data(), want.data(), want.size() * sizeof(float)), 0) << type_info(type)->name;
+  }
+}
+
+// ---- Exact int8 decoders
+
+// The integers each format's decoder may produce (the documented value sets).
+std::set<int> decoded_levels(Type type) {
+  const auto signed_magnitudes = [](std::initializer_list<int> magnitudes) {
+    std::set<int> levels;
+    for (const int m : magnitudes) levels.insert({m, -m});
+    return levels;
+  };
+  switch (type) {
+    case Type::IQ2_XXS:
+    case Type::IQ2_XS:
+    case Type::IQ2_S: return signed_magnitudes({8, 25, 43});
+    case Type::IQ3_XXS: return signed_magnitudes({4, 12, 20, 28, 36, 44, 52, 62});
+    case Type::IQ3_S: return signed_magnitudes({1, 3, 5, 7, 9, 11, 13, 15});
+    case Type::IQ1_S:
+    case Type::IQ1_M: return signed_magnitudes({1, 7, 9});  // 8 * {-1, 0, 1} +- 1: the grid in units of the delta
+    default: return {std::begin(format::kIQ4Values), std::end(format::kIQ4Values)};
+  }
+}
+
+TEST(IQuantsDecode, IntegerFormReproducesDequantizationWithinDocumentedLevels) {
+  std::mt19937 rng(23);
+  for (const Type type : kIQTypes) {
+    const format::Format& f = *format::find(type);
+    ASSERT_NE(f.decode, nullptr) << f.info.name;
+    const std::set<int> levels = decoded_levels(type);
+    std::set<int> seen;
+    std::vector<uint8_t> block(static_cast<size_t>(f.info.block_bytes));
+    for (int trial = 0; trial < 200; ++trial) {
+      for (auto& byte : block) byte = static_cast<uint8_t>(rng());
+      const std::vector<float> want = dequantize_bytes(type, block.data(), f.info.block_size);
+      format::Int8Block b;
+      f.decode(block.data(), b);
+      for (int j = 0; j < f.info.block_size; ++j) {
+        const int s = j / format::Int8Block::kSubBlock;
+        ASSERT_LE(std::abs(int{b.q[j]}), 127);
+        ASSERT_TRUE(levels.contains(b.q[j])) << f.info.name << ": " << int{b.q[j]};
+        ASSERT_EQ(b.offset[s], 0.0f) << f.info.name;  // all IQ formats are symmetric
+        const float got = b.scale[s] * b.q[j] - b.offset[s];
+        ASSERT_EQ(std::memcmp(&got, &want[static_cast<size_t>(j)], sizeof got), 0) << f.info.name << " value " << j;
+        seen.insert(b.q[j]);
+      }
+    }
+    EXPECT_EQ(seen, levels) << f.info.name << ": random blocks reach every level";
   }
 }
 

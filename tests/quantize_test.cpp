@@ -1,12 +1,13 @@
 // The quantizers of the float, 32-value, K-, ternary and MXFP4 formats: random rows within an error bound per
 // format, all-zero and constant rows, values the format represents exactly, tiny and huge values, and blocks at
-// 2-byte aligned addresses.
+// 2-byte aligned addresses; and the exact integer decoders against dequantization.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
 #include <cstring>
+#include <iterator>
 #include <random>
 #include <string>
 #include <vector>
@@ -178,6 +179,57 @@ TEST_P(QuantizeFormat, BlocksAtTwoByteAlignedAddresses) {
   f.dequantize(aligned, want.data(), kRowLength);
   f.dequantize(shifted, got.data(), kRowLength);
   EXPECT_EQ(std::memcmp(want.data(), got.data(), want.size() * sizeof(float)), 0);
+}
+
+// The exact integer form of each block (format::Int8Block): scale * q - offset must be dequantize() bit for bit,
+// and q must stay within the range its format documents (the kernels' integer arithmetic relies on it). Random
+// bytes reach every code and every scale, infinities and NaNs included: equal bits hold for those too.
+struct CodeRange {
+  Type type;
+  int lo;
+  int hi;
+};
+const CodeRange kCodeRanges[] = {
+    {Type::Q4_0, -8, 7},    {Type::Q4_1, 0, 15},   {Type::Q5_0, -16, 15},   {Type::Q5_1, 0, 31},
+    {Type::Q8_0, -128, 127}, {Type::Q2_K, 0, 3},    {Type::Q3_K, -4, 3},     {Type::Q4_K, 0, 15},
+    {Type::Q5_K, 0, 31},    {Type::Q6_K, -32, 31}, {Type::TQ1_0, -1, 1},    {Type::TQ2_0, -1, 2},
+    {Type::MXFP4, -12, 12},
+};
+
+TEST(DecodedFormat, IntegerFormReproducesDequantizeBitForBit) {
+  constexpr int kBlocks = 257;
+  std::mt19937 rng(11);
+  std::uniform_int_distribution<int> byte(0, 255);
+  int decoded = 0;
+  for (const format::Format& f : format::all()) {
+    if (!f.decode) continue;
+    ++decoded;
+    const auto& t = f.info;
+    const auto* range = std::ranges::find(kCodeRanges, t.type, &CodeRange::type);
+    std::vector<uint8_t> bytes(static_cast<size_t>(kBlocks * t.block_bytes));
+    for (auto& b : bytes) b = static_cast<uint8_t>(byte(rng));
+    std::vector<float> want(static_cast<size_t>(kBlocks * t.block_size));
+    f.dequantize(bytes.data(), want.data(), static_cast<int64_t>(want.size()));
+    format::Int8Block b;
+    int lo = 127, hi = -128;
+    for (int j = 0; j < kBlocks; ++j) {
+      f.decode(bytes.data() + j * t.block_bytes, b);
+      for (int i = 0; i < t.block_size; ++i) {
+        const int s = i / format::Int8Block::kSubBlock;
+        const float got = b.scale[s] * static_cast<float>(b.q[i]) - b.offset[s];
+        const float expected = want[static_cast<size_t>(j * t.block_size + i)];
+        ASSERT_EQ(std::memcmp(&got, &expected, sizeof got), 0)
+            << t.name << " block " << j << " value " << i << ": " << got << " vs " << expected;
+        lo = std::min<int>(lo, b.q[i]);
+        hi = std::max<int>(hi, b.q[i]);
+      }
+    }
+    if (range != std::end(kCodeRanges)) {
+      EXPECT_GE(lo, range->lo) << t.name;
+      EXPECT_LE(hi, range->hi) << t.name;
+    }
+  }
+  EXPECT_GE(decoded, static_cast<int>(std::size(kCodeRanges)));
 }
 
 INSTANTIATE_TEST_SUITE_P(Quantize, QuantizeFormat, ::testing::ValuesIn(kCases),

@@ -1,5 +1,6 @@
 // MXFP4: 32 E2M1 values sharing one E8M0 exponent. As in ggml, the E2M1 values are kept doubled (as integers)
-// and the exponent halved to match, and dequantization performs ggml's operations so that it matches bit for bit.
+// and the exponent halved to match: those integers and that scale are the decoded block, and their product is
+// ggml's dequantization bit for bit.
 #include "format/fp4.hpp"
 
 #include <algorithm>
@@ -7,13 +8,11 @@
 #include <cmath>
 
 #include "format/blocks.hpp"
+#include "format/decoded.hpp"
 #include "format/quant_search.hpp"
 
 namespace ggufmm::format {
 namespace {
-
-// Twice the E2M1 values, by code: sign in bit 3.
-constexpr int8_t kValues[16] = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};
 
 // 2^(e - 128): half the E8M0 value 2^(e - 127), which is subnormal in f32 for e < 2.
 float e8m0_half(uint8_t e) {
@@ -23,9 +22,9 @@ float e8m0_half(uint8_t e) {
 // The code whose value times d is nearest x; the first on ties.
 uint8_t nearest_code(float x, float d) {
   uint8_t best = 0;
-  float best_error = std::fabs(kValues[0] * d - x);
+  float best_error = std::fabs(kMXFP4Values[0] * d - x);
   for (uint8_t c = 1; c < 16; ++c) {
-    const float error = std::fabs(kValues[c] * d - x);
+    const float error = std::fabs(kMXFP4Values[c] * d - x);
     if (error < best_error) {
       best = c;
       best_error = error;
@@ -36,12 +35,10 @@ uint8_t nearest_code(float x, float d) {
 
 }  // namespace
 
-void dequantize_mxfp4(const void* blocks, float* out, int64_t n) {
-  const auto* b = static_cast<const BlockMXFP4*>(blocks);
-  for (int64_t i = 0; i < n / kQK; ++i, out += kQK) {
-    const float d = e8m0_half(b[i].e);
-    for (int j = 0; j < kQK; ++j) out[j] = kValues[Strips<4, kQK / 2>::get(b[i].qs, j)] * d;
-  }
+void decode_mxfp4(const void* block, Int8Block& out) {
+  const auto& b = *static_cast<const BlockMXFP4*>(block);
+  for (int j = 0; j < kQK; ++j) out.q[j] = kMXFP4Values[Strips<4, kQK / 2>::get(b.qs, j)];
+  set_sub_blocks(out, 0, kQK / Int8Block::kSubBlock, e8m0_half(b.e));
 }
 
 void quantize_mxfp4(const float* in, void* blocks, int64_t n) {

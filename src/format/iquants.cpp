@@ -1,10 +1,12 @@
-// The IQ formats. Dequantization performs ggml's float operations in ggml's order, so that it matches ggml bit for
-// bit; the IQ4 quantizers search the scale the way ggml's do (without importance weights).
+// The IQ formats. The decoders give each block's exact integer form (Int8Block), from which dequantization
+// reproduces ggml's float results bit for bit; the IQ4 quantizers search the scale the way ggml's do (without
+// importance weights).
 #include "format/iquants.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <iterator>
 
 #include "format/blocks.hpp"
 #include "format/fp16.hpp"
@@ -27,39 +29,58 @@ uint32_t load_u32(const uint8_t* p) {
   return v;
 }
 
-// A run of an IQ2 or IQ3 format: 8 grid magnitudes, one sign bit per value, one scale.
+// A run of an IQ2 or IQ3 format: 8 grid magnitudes, one sign bit per value, one scale. ggml multiplies
+// scale * magnitude by -1 where the sign bit is set, which equals scale * (-magnitude) exactly.
 struct SignedRun {
   float scale;
   uint64_t magnitudes;
   unsigned signs;
 
-  void write(float* y) const {
-    for (int j = 0; j < 8; ++j) y[j] = scale * byte_of(magnitudes, j) * ((signs >> j) & 1 ? -1.f : 1.f);
+  void write(int8_t* q) const {
+    for (int j = 0; j < 8; ++j) {
+      const int m = static_cast<int>(byte_of(magnitudes, j));
+      q[j] = static_cast<int8_t>((signs >> j) & 1 ? -m : m);
+    }
   }
 };
 
-// A run of an IQ1 format: 8 grid values in {-1, 0, 1}, all shifted by one delta, one scale.
-struct ShiftedRun {
-  float scale;
-  uint64_t values;
-  float delta;
+// IQ1's delta is 1/8: the grid step is 8 deltas.
+constexpr int kIQ1Units = 8;
+static_assert(kIQ1Delta * kIQ1Units == 1);
 
-  void write(float* y) const {
-    for (int j = 0; j < 8; ++j) y[j] = scale * (static_cast<int8_t>(byte_of(values, j)) + delta);
+// A run of an IQ1 format: 8 grid values in {-1, 0, 1}, all shifted by one delta of +-1/8. In units of the delta
+// (a power of two) the values are the integers 8 * grid +- 1 and the scale is exact: the same real number as
+// ggml's scale * (grid + delta) before its one rounding.
+struct ShiftedRun {
+  float scale;  // already in units of the delta
+  uint64_t values;
+  bool negative_delta;
+
+  ShiftedRun(float run_scale, uint64_t grid_values, bool negative)
+      : scale(run_scale * kIQ1Delta), values(grid_values), negative_delta(negative) {}
+
+  void write(int8_t* q) const {
+    for (int j = 0; j < 8; ++j) {
+      q[j] = static_cast<int8_t>(kIQ1Units * static_cast<int8_t>(byte_of(values, j)) + (negative_delta ? -1 : 1));
+    }
   }
 };
 
 // The codebook formats differ only in where a run's grid index, signs and scale are stored: each format F
-// decodes the super-block scale and run r of group g, and this loop writes the values.
+// decodes the super-block scale and run r of group g, and this loop writes the integers. The two runs of a
+// 16-value sub-block always share their scale.
 template <class F>
-void dequantize_runs(const void* blocks, float* out, int64_t n) {
-  const auto* b = static_cast<const typename F::Block*>(blocks);
-  for (int64_t i = 0; i < n / kQK_K; ++i) {
-    const float d = F::super_scale(b[i]);
-    for (int g = 0; g < kGroups; ++g) {
-      for (int r = 0; r < kRunsPerGroup; ++r, out += 8) F::run(b[i], d, g, r).write(out);
+void decode_runs(const void* block, Int8Block& out) {
+  const auto& b = *static_cast<const typename F::Block*>(block);
+  const float d = F::super_scale(b);
+  for (int g = 0; g < kGroups; ++g) {
+    for (int r = 0; r < kRunsPerGroup; ++r) {
+      const auto run = F::run(b, d, g, r);
+      run.write(out.q + 32 * g + 8 * r);
+      out.scale[2 * g + r / 2] = run.scale;
     }
   }
+  std::fill(std::begin(out.offset), std::end(out.offset), 0.0f);
 }
 
 // The 4-bit scale s of the IQ2 formats and IQ3_XXS means (s + 1/2) * step.
@@ -126,7 +147,7 @@ struct IQ1S : HalfScaled<BlockIQ1_S> {
   static ShiftedRun run(const Block& b, float d, int g, int r) {
     const unsigned h = b.qh[g];
     return {d * (2 * ((h >> 12) & 7) + 1), kIQ1SGrid[b.qs[4 * g + r] | ((h >> (3 * r)) & 7) << 8],
-            h & 0x8000 ? -kIQ1Delta : kIQ1Delta};
+            (h & 0x8000) != 0};
   }
 };
 
@@ -145,17 +166,20 @@ struct IQ1M {
   static ShiftedRun run(const Block& b, float d, int g, int r) {
     const unsigned s = scale_word(b, g / 2) >> (6 * (g % 2) + 3 * (r / 2));
     const unsigned h = nibble(b.qh, 4 * g + r);
-    return {d * (2 * (s & 7) + 1), kIQ1SGrid[b.qs[4 * g + r] | (h & 7) << 8], h & 8 ? -kIQ1Delta : kIQ1Delta};
+    return {d * (2 * (s & 7) + 1), kIQ1SGrid[b.qs[4 * g + r] | (h & 7) << 8], (h & 8) != 0};
   }
 };
 
 // IQ4_NL and IQ4_XS: a group of 32 values is 16 bytes of indices into kIQ4Values, value j in the low nibble of
-// byte j and value j + 16 in its high nibble.
-void write_iq4_group(float scale, const uint8_t* q, float* y) {
+// byte j and value j + 16 in its high nibble; one scale for the group's two sub-blocks.
+void decode_iq4_group(float scale, const uint8_t* codes, int g, Int8Block& out) {
+  int8_t* q = out.q + 32 * g;
   for (int j = 0; j < 16; ++j) {
-    y[j] = scale * kIQ4Values[q[j] & 0xf];
-    y[j + 16] = scale * kIQ4Values[q[j] >> 4];
+    q[j] = kIQ4Values[codes[j] & 0xf];
+    q[j + 16] = kIQ4Values[codes[j] >> 4];
   }
+  out.scale[2 * g] = out.scale[2 * g + 1] = scale;
+  out.offset[2 * g] = out.offset[2 * g + 1] = 0.0f;
 }
 
 // The 6-bit scale of IQ4_XS group g: low nibble in scales_l, high 2 bits in scales_h; it stores l + 32.
@@ -218,7 +242,7 @@ float best_iq4_scale(const float* values) {
   return std::ldexp(scale, exponent);
 }
 
-// Indices of a group of 32 for the scale the block will store (after rounding), packed as write_iq4_group reads.
+// Indices of a group of 32 for the scale the block will store (after rounding), packed as decode_iq4_group reads.
 void pack_iq4_group(const float* x, float scale, uint8_t* q) {
   const float inverse = scale != 0 ? 1 / scale : 0;
   for (int j = 0; j < 16; ++j) {
@@ -228,27 +252,23 @@ void pack_iq4_group(const float* x, float scale, uint8_t* q) {
 
 }  // namespace
 
-void dequantize_iq2_xxs(const void* blocks, float* out, int64_t n) { dequantize_runs<IQ2XXS>(blocks, out, n); }
-void dequantize_iq2_xs(const void* blocks, float* out, int64_t n) { dequantize_runs<IQ2XS>(blocks, out, n); }
-void dequantize_iq2_s(const void* blocks, float* out, int64_t n) { dequantize_runs<IQ2S>(blocks, out, n); }
-void dequantize_iq3_xxs(const void* blocks, float* out, int64_t n) { dequantize_runs<IQ3XXS>(blocks, out, n); }
-void dequantize_iq3_s(const void* blocks, float* out, int64_t n) { dequantize_runs<IQ3S>(blocks, out, n); }
-void dequantize_iq1_s(const void* blocks, float* out, int64_t n) { dequantize_runs<IQ1S>(blocks, out, n); }
-void dequantize_iq1_m(const void* blocks, float* out, int64_t n) { dequantize_runs<IQ1M>(blocks, out, n); }
+void decode_iq2_xxs(const void* block, Int8Block& out) { decode_runs<IQ2XXS>(block, out); }
+void decode_iq2_xs(const void* block, Int8Block& out) { decode_runs<IQ2XS>(block, out); }
+void decode_iq2_s(const void* block, Int8Block& out) { decode_runs<IQ2S>(block, out); }
+void decode_iq3_xxs(const void* block, Int8Block& out) { decode_runs<IQ3XXS>(block, out); }
+void decode_iq3_s(const void* block, Int8Block& out) { decode_runs<IQ3S>(block, out); }
+void decode_iq1_s(const void* block, Int8Block& out) { decode_runs<IQ1S>(block, out); }
+void decode_iq1_m(const void* block, Int8Block& out) { decode_runs<IQ1M>(block, out); }
 
-void dequantize_iq4_nl(const void* blocks, float* out, int64_t n) {
-  const auto* b = static_cast<const BlockIQ4_NL*>(blocks);
-  for (int64_t i = 0; i < n / kQK; ++i, out += kQK) write_iq4_group(fp16_to_f32(b[i].d), b[i].qs, out);
+void decode_iq4_nl(const void* block, Int8Block& out) {
+  const auto& b = *static_cast<const BlockIQ4_NL*>(block);
+  decode_iq4_group(fp16_to_f32(b.d), b.qs, 0, out);
 }
 
-void dequantize_iq4_xs(const void* blocks, float* out, int64_t n) {
-  const auto* b = static_cast<const BlockIQ4_XS*>(blocks);
-  for (int64_t i = 0; i < n / kQK_K; ++i) {
-    const float d = fp16_to_f32(b[i].d);
-    for (int g = 0; g < kGroups; ++g, out += 32) {
-      write_iq4_group(d * iq4_xs_group_scale(b[i], g), b[i].qs + 16 * g, out);
-    }
-  }
+void decode_iq4_xs(const void* block, Int8Block& out) {
+  const auto& b = *static_cast<const BlockIQ4_XS*>(block);
+  const float d = fp16_to_f32(b.d);
+  for (int g = 0; g < kGroups; ++g) decode_iq4_group(d * iq4_xs_group_scale(b, g), b.qs + 16 * g, g, out);
 }
 
 void quantize_iq4_nl(const float* in, void* blocks, int64_t n) {

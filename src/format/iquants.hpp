@@ -1,17 +1,20 @@
-// The IQ formats: codebook (lattice) quantization and the non-linear 4-bit formats.
+// The IQ formats: codebook (lattice) quantization and the non-linear 4-bit formats. Each decodes one block to
+// its exact integer form; dequantization derives from that (see registry.cpp).
 #pragma once
 #include <cstdint>
 
+#include "format/registry.hpp"
+
 namespace ggufmm::format {
-void dequantize_iq2_xxs(const void* blocks, float* out, int64_t n);
-void dequantize_iq2_xs(const void* blocks, float* out, int64_t n);
-void dequantize_iq2_s(const void* blocks, float* out, int64_t n);
-void dequantize_iq3_xxs(const void* blocks, float* out, int64_t n);
-void dequantize_iq3_s(const void* blocks, float* out, int64_t n);
-void dequantize_iq1_s(const void* blocks, float* out, int64_t n);
-void dequantize_iq1_m(const void* blocks, float* out, int64_t n);
-void dequantize_iq4_nl(const void* blocks, float* out, int64_t n);
-void dequantize_iq4_xs(const void* blocks, float* out, int64_t n);
+void decode_iq2_xxs(const void* block, Int8Block& out);
+void decode_iq2_xs(const void* block, Int8Block& out);
+void decode_iq2_s(const void* block, Int8Block& out);
+void decode_iq3_xxs(const void* block, Int8Block& out);
+void decode_iq3_s(const void* block, Int8Block& out);
+void decode_iq1_s(const void* block, Int8Block& out);
+void decode_iq1_m(const void* block, Int8Block& out);
+void decode_iq4_nl(const void* block, Int8Block& out);
+void decode_iq4_xs(const void* block, Int8Block& out);
 void quantize_iq4_nl(const float* in, void* blocks, int64_t n);
 void quantize_iq4_xs(const float* in, void* blocks, int64_t n);
 }  // namespace ggufmm::format

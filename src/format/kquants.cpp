@@ -1,7 +1,8 @@
-// The K-quants. Dequantization performs ggml's float operations in ggml's order, so that it matches ggml bit for bit:
-// each sub-block's scale (and min) is multiplied by the super-block's half-precision scale first, rounded to f32,
-// and only then applied to the levels. The quantizers are ggml's reference ones: search each sub-block's scale,
-// quantize those scales against their maximum, then requantize the values with the scales as stored.
+// The K-quants. The decoders give each block's exact integers, from which dequantization reproduces ggml bit for
+// bit: each sub-block's scale (and min) is multiplied by the super-block's half-precision scale first, rounded to
+// f32, and only then applied to the levels, so scale = d * sc and offset = dmin * m are ggml's own intermediates.
+// The quantizers are ggml's reference ones: search each sub-block's scale, quantize those scales against their
+// maximum, then requantize the values with the scales as stored.
 #include "format/kquants.hpp"
 
 #include <algorithm>
@@ -9,6 +10,7 @@
 #include <utility>
 
 #include "format/blocks.hpp"
+#include "format/decoded.hpp"
 #include "format/fp16.hpp"
 #include "format/quant_search.hpp"
 
@@ -17,22 +19,20 @@ namespace {
 
 // value = (d * scale) * level - (dmin * min), per sub-block of Sub values.
 template <int Sub, class ScaleMin, class Level>
-void decode_affine(float d, float dmin, ScaleMin scale_min, Level level, float* y) {
+void decode_affine(float d, float dmin, ScaleMin scale_min, Level level, Int8Block& out) {
+  constexpr int kSubs = Sub / Int8Block::kSubBlock;
   for (int j = 0; j < kQK_K / Sub; ++j) {
     const auto [scale, min] = scale_min(j);
-    const float dl = d * scale;
-    const float ml = dmin * min;
-    for (int i = j * Sub; i < (j + 1) * Sub; ++i) y[i] = dl * level(i) - ml;
+    set_sub_blocks(out, j * kSubs, kSubs, d * scale, dmin * min);
   }
+  for (int i = 0; i < kQK_K; ++i) out.q[i] = static_cast<int8_t>(level(i));
 }
 
 // value = (d * scale) * level, with signed scales and levels, per sub-block of 16 values.
 template <class Scale, class Level>
-void decode_signed(float d, Scale scale, Level level, float* y) {
-  for (int j = 0; j < kQK_K / 16; ++j) {
-    const float dl = d * scale(j);
-    for (int i = j * 16; i < (j + 1) * 16; ++i) y[i] = dl * level(i);
-  }
+void decode_signed(float d, Scale scale, Level level, Int8Block& out) {
+  for (int j = 0; j < kQK_K / 16; ++j) set_sub_blocks(out, j, 1, d * scale(j));
+  for (int i = 0; i < kQK_K; ++i) out.q[i] = static_cast<int8_t>(level(i));
 }
 
 // Requantizes sub-block j against its scale d and min dm as stored: level round((x + dm) / d) in [lo, hi], kept as
@@ -47,10 +47,10 @@ void requantize(const float* x, int j, float d, float dm, int lo, int hi, uint8_
 
 // ---- Q2_K: 16 sub-blocks of 16; a byte per sub-block holds its 4-bit scale (low) and min (high).
 
-void decode(const BlockQ2_K& b, float* y) {
+void decode(const BlockQ2_K& b, Int8Block& out) {
   decode_affine<16>(
       fp16_to_f32(b.d), fp16_to_f32(b.dmin), [&](int j) { return std::pair{b.scales[j] & 0xf, b.scales[j] >> 4}; },
-      [&](int i) { return Strips<2, 32>::get(b.qs, i); }, y);
+      [&](int i) { return Strips<2, 32>::get(b.qs, i); }, out);
 }
 
 void encode(const float* x, BlockQ2_K& b) {
@@ -89,10 +89,10 @@ int q3_scale(const uint8_t* s, int j) {
   return (((s[j % 8] >> (4 * (j / 8))) & 0xf) | ((s[8 + j % 4] >> (2 * (j / 4))) & 3) << 4) - 32;
 }
 
-void decode(const BlockQ3_K& b, float* y) {
+void decode(const BlockQ3_K& b, Int8Block& out) {
   decode_signed(
       fp16_to_f32(b.d), [&](int j) { return q3_scale(b.scales, j); },
-      [&](int i) { return (Strips<2, 32>::get(b.qs, i) | Strips<1, 32>::get(b.hmask, i) << 2) - 4; }, y);
+      [&](int i) { return (Strips<2, 32>::get(b.qs, i) | Strips<1, 32>::get(b.hmask, i) << 2) - 4; }, out);
 }
 
 void encode(const float* x, BlockQ3_K& b) {
@@ -156,10 +156,10 @@ int k_level(const Block& b, int i) {
 }
 
 template <class Block>
-void decode_k(const Block& b, float* y) {
+void decode_k(const Block& b, Int8Block& out) {
   decode_affine<32>(
       fp16_to_f32(b.d), fp16_to_f32(b.dmin), [&](int j) { return k4_scale_min(b.scales, j); },
-      [&](int i) { return k_level(b, i); }, y);
+      [&](int i) { return k_level(b, i); }, out);
 }
 
 template <class Block>
@@ -201,17 +201,17 @@ void encode_k(const float* x, Block& b) {
   if constexpr (kFive) Strips<1, 32>::put(levels, kQK_K, b.qh, 4);
 }
 
-void decode(const BlockQ4_K& b, float* y) { decode_k(b, y); }
-void decode(const BlockQ5_K& b, float* y) { decode_k(b, y); }
+void decode(const BlockQ4_K& b, Int8Block& out) { decode_k(b, out); }
+void decode(const BlockQ5_K& b, Int8Block& out) { decode_k(b, out); }
 void encode(const float* x, BlockQ4_K& b) { encode_k(x, b); }
 void encode(const float* x, BlockQ5_K& b) { encode_k(x, b); }
 
 // ---- Q6_K: 16 sub-blocks of 16 with int8 scales; levels biased by 32, low nibbles in ql, top two bits in qh.
 
-void decode(const BlockQ6_K& b, float* y) {
+void decode(const BlockQ6_K& b, Int8Block& out) {
   decode_signed(
       fp16_to_f32(b.d), [&](int j) { return b.scales[j]; },
-      [&](int i) { return (Strips<4, 64>::get(b.ql, i) | Strips<2, 32>::get(b.qh, i) << 4) - 32; }, y);
+      [&](int i) { return (Strips<4, 64>::get(b.ql, i) | Strips<2, 32>::get(b.qh, i) << 4) - 32; }, out);
 }
 
 void encode(const float* x, BlockQ6_K& b) {
@@ -243,12 +243,6 @@ void encode(const float* x, BlockQ6_K& b) {
 
 // A row is n / 256 consecutive super-blocks.
 template <class Block>
-void decode_row(const void* blocks, float* out, int64_t n) {
-  const auto* b = static_cast<const Block*>(blocks);
-  for (int64_t i = 0; i < n / kQK_K; ++i) decode(b[i], out + i * kQK_K);
-}
-
-template <class Block>
 void encode_row(const float* in, void* blocks, int64_t n) {
   auto* b = static_cast<Block*>(blocks);
   for (int64_t i = 0; i < n / kQK_K; ++i) encode(in + i * kQK_K, b[i]);
@@ -256,11 +250,11 @@ void encode_row(const float* in, void* blocks, int64_t n) {
 
 }  // namespace
 
-void dequantize_q2_K(const void* blocks, float* out, int64_t n) { decode_row<BlockQ2_K>(blocks, out, n); }
-void dequantize_q3_K(const void* blocks, float* out, int64_t n) { decode_row<BlockQ3_K>(blocks, out, n); }
-void dequantize_q4_K(const void* blocks, float* out, int64_t n) { decode_row<BlockQ4_K>(blocks, out, n); }
-void dequantize_q5_K(const void* blocks, float* out, int64_t n) { decode_row<BlockQ5_K>(blocks, out, n); }
-void dequantize_q6_K(const void* blocks, float* out, int64_t n) { decode_row<BlockQ6_K>(blocks, out, n); }
+void decode_q2_K(const void* block, Int8Block& out) { decode(*static_cast<const BlockQ2_K*>(block), out); }
+void decode_q3_K(const void* block, Int8Block& out) { decode(*static_cast<const BlockQ3_K*>(block), out); }
+void decode_q4_K(const void* block, Int8Block& out) { decode(*static_cast<const BlockQ4_K*>(block), out); }
+void decode_q5_K(const void* block, Int8Block& out) { decode(*static_cast<const BlockQ5_K*>(block), out); }
+void decode_q6_K(const void* block, Int8Block& out) { decode(*static_cast<const BlockQ6_K*>(block), out); }
 void quantize_q2_K(const float* in, void* blocks, int64_t n) { encode_row<BlockQ2_K>(in, blocks, n); }
 void quantize_q3_K(const float* in, void* blocks, int64_t n) { encode_row<BlockQ3_K>(in, blocks, n); }
 void quantize_q4_K(const float* in, void* blocks, int64_t n) { encode_row<BlockQ4_K>(in, blocks, n); }

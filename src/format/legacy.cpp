@@ -1,6 +1,7 @@
 // The 32-value formats. Q4_0/Q5_0 and Q4_1/Q5_1 differ only in a fifth bit per level (qh); the _1 formats add a
-// min. Dequantization performs ggml's float operations in ggml's order (level * d, then + m), so that it matches
-// ggml bit for bit; the quantizers are ggml's reference ones.
+// min. The decoders give each block's exact integers: ggml's level * d (+ m) is scale * q - offset with q the
+// level (re-centred for the symmetric formats) and offset = -m, the same float operations in the same order. The
+// quantizers are ggml's reference ones.
 #include "format/legacy.hpp"
 
 #include <algorithm>
@@ -8,6 +9,7 @@
 #include <cmath>
 
 #include "format/blocks.hpp"
+#include "format/decoded.hpp"
 #include "format/fp16.hpp"
 #include "format/quant_search.hpp"
 
@@ -31,19 +33,18 @@ int level(const Block& b, int j) {
 }
 
 template <class Block>
-void decode(const Block& b, float* y) {
-  const float d = fp16_to_f32(b.d);
-  if constexpr (kHasMin<Block>) {
-    const float m = fp16_to_f32(b.m);
-    for (int j = 0; j < kQK; ++j) y[j] = level(b, j) * d + m;
-  } else {
-    for (int j = 0; j < kQK; ++j) y[j] = (level(b, j) - (1 << (kBits<Block> - 1))) * d;
-  }
+void decode(const Block& b, Int8Block& out) {
+  // The symmetric formats centre their levels on zero; the _1 formats keep them unsigned and add the min.
+  constexpr int kBias = kHasMin<Block> ? 0 : 1 << (kBits<Block> - 1);
+  for (int j = 0; j < kQK; ++j) out.q[j] = static_cast<int8_t>(level(b, j) - kBias);
+  float offset = 0.0f;
+  if constexpr (kHasMin<Block>) offset = -fp16_to_f32(b.m);
+  set_sub_blocks(out, 0, kQK / Int8Block::kSubBlock, fp16_to_f32(b.d), offset);
 }
 
-void decode(const BlockQ8_0& b, float* y) {
-  const float d = fp16_to_f32(b.d);
-  for (int j = 0; j < kQK; ++j) y[j] = b.qs[j] * d;
+void decode(const BlockQ8_0& b, Int8Block& out) {
+  std::copy_n(b.qs, kQK, out.q);
+  set_sub_blocks(out, 0, kQK / Int8Block::kSubBlock, fp16_to_f32(b.d));
 }
 
 template <class Block>
@@ -90,12 +91,6 @@ void encode(const float* x, BlockQ8_0& b) {
 
 // A row is n / 32 consecutive blocks.
 template <class Block>
-void decode_row(const void* blocks, float* out, int64_t n) {
-  const auto* b = static_cast<const Block*>(blocks);
-  for (int64_t i = 0; i < n / kQK; ++i) decode(b[i], out + i * kQK);
-}
-
-template <class Block>
 void encode_row(const float* in, void* blocks, int64_t n) {
   auto* b = static_cast<Block*>(blocks);
   for (int64_t i = 0; i < n / kQK; ++i) encode(in + i * kQK, b[i]);
@@ -103,11 +98,11 @@ void encode_row(const float* in, void* blocks, int64_t n) {
 
 }  // namespace
 
-void dequantize_q4_0(const void* blocks, float* out, int64_t n) { decode_row<BlockQ4_0>(blocks, out, n); }
-void dequantize_q4_1(const void* blocks, float* out, int64_t n) { decode_row<BlockQ4_1>(blocks, out, n); }
-void dequantize_q5_0(const void* blocks, float* out, int64_t n) { decode_row<BlockQ5_0>(blocks, out, n); }
-void dequantize_q5_1(const void* blocks, float* out, int64_t n) { decode_row<BlockQ5_1>(blocks, out, n); }
-void dequantize_q8_0(const void* blocks, float* out, int64_t n) { decode_row<BlockQ8_0>(blocks, out, n); }
+void decode_q4_0(const void* block, Int8Block& out) { decode(*static_cast<const BlockQ4_0*>(block), out); }
+void decode_q4_1(const void* block, Int8Block& out) { decode(*static_cast<const BlockQ4_1*>(block), out); }
+void decode_q5_0(const void* block, Int8Block& out) { decode(*static_cast<const BlockQ5_0*>(block), out); }
+void decode_q5_1(const void* block, Int8Block& out) { decode(*static_cast<const BlockQ5_1*>(block), out); }
+void decode_q8_0(const void* block, Int8Block& out) { decode(*static_cast<const BlockQ8_0*>(block), out); }
 void quantize_q4_0(const float* in, void* blocks, int64_t n) { encode_row<BlockQ4_0>(in, blocks, n); }
 void quantize_q4_1(const float* in, void* blocks, int64_t n) { encode_row<BlockQ4_1>(in, blocks, n); }
 void quantize_q5_0(const float* in, void* blocks, int64_t n) { encode_row<BlockQ5_0>(in, blocks, n); }

@@ -18,6 +18,28 @@ constexpr Format weight(Type type, std::string_view name, int32_t block_size, in
                         DequantizeFn dequantize, QuantizeFn quantize) {
   return {{type, name, block_size, block_bytes, true, quantize != nullptr}, dequantize, quantize, nullptr};
 }
+// Dequantization derived from a format's exact decoder: value i is scale * q - offset, Int8Block's definition
+// (two roundings, as ggml's; the format library is built without contraction into fused multiply-adds).
+template <DecodeFn Decode, int32_t BlockSize, int32_t BlockBytes>
+void dequantize_decoded(const void* blocks, float* out, int64_t n) {
+  constexpr int kSub = Int8Block::kSubBlock;
+  const auto* block = static_cast<const uint8_t*>(blocks);
+  Int8Block b;
+  for (int64_t i = 0; i < n / BlockSize; ++i, block += BlockBytes, out += BlockSize) {
+    Decode(block, b);
+    for (int j = 0; j < BlockSize; ++j) out[j] = b.scale[j / kSub] * b.q[j] - b.offset[j / kSub];
+  }
+}
+
+// A quantized format with an exact int8 decoder, its dequantization derived from it.
+template <DecodeFn Decode, int32_t BlockSize, int32_t BlockBytes>
+constexpr Format decoded(Type type, std::string_view name, QuantizeFn quantize) {
+  return {{type, name, BlockSize, BlockBytes, true, quantize != nullptr},
+          dequantize_decoded<Decode, BlockSize, BlockBytes>,
+          quantize,
+          Decode};
+}
+
 constexpr Format data(Type type, std::string_view name, int32_t bytes) {
   return {{type, name, 1, bytes, false, false}, nullptr, nullptr, nullptr};
 }
@@ -26,28 +48,28 @@ const std::array kFormats = {
     weight(Type::F32, "f32", 1, 4, dequantize_f32, quantize_f32),
     weight(Type::F16, "f16", 1, 2, dequantize_f16, quantize_f16),
     weight(Type::BF16, "bf16", 1, 2, dequantize_bf16, quantize_bf16),
-    weight(Type::Q4_0, "q4_0", 32, 18, dequantize_q4_0, quantize_q4_0),
-    weight(Type::Q4_1, "q4_1", 32, 20, dequantize_q4_1, quantize_q4_1),
-    weight(Type::Q5_0, "q5_0", 32, 22, dequantize_q5_0, quantize_q5_0),
-    weight(Type::Q5_1, "q5_1", 32, 24, dequantize_q5_1, quantize_q5_1),
-    weight(Type::Q8_0, "q8_0", 32, 34, dequantize_q8_0, quantize_q8_0),
-    weight(Type::Q2_K, "q2_K", 256, 84, dequantize_q2_K, quantize_q2_K),
-    weight(Type::Q3_K, "q3_K", 256, 110, dequantize_q3_K, quantize_q3_K),
-    weight(Type::Q4_K, "q4_K", 256, 144, dequantize_q4_K, quantize_q4_K),
-    weight(Type::Q5_K, "q5_K", 256, 176, dequantize_q5_K, quantize_q5_K),
-    weight(Type::Q6_K, "q6_K", 256, 210, dequantize_q6_K, quantize_q6_K),
-    weight(Type::IQ2_XXS, "iq2_xxs", 256, 66, dequantize_iq2_xxs, nullptr),
-    weight(Type::IQ2_XS, "iq2_xs", 256, 74, dequantize_iq2_xs, nullptr),
-    weight(Type::IQ2_S, "iq2_s", 256, 82, dequantize_iq2_s, nullptr),
-    weight(Type::IQ3_XXS, "iq3_xxs", 256, 98, dequantize_iq3_xxs, nullptr),
-    weight(Type::IQ3_S, "iq3_s", 256, 110, dequantize_iq3_s, nullptr),
-    weight(Type::IQ1_S, "iq1_s", 256, 50, dequantize_iq1_s, nullptr),
-    weight(Type::IQ1_M, "iq1_m", 256, 56, dequantize_iq1_m, nullptr),
-    weight(Type::IQ4_NL, "iq4_nl", 32, 18, dequantize_iq4_nl, quantize_iq4_nl),
-    weight(Type::IQ4_XS, "iq4_xs", 256, 136, dequantize_iq4_xs, quantize_iq4_xs),
-    weight(Type::TQ1_0, "tq1_0", 256, 54, dequantize_tq1_0, quantize_tq1_0),
-    weight(Type::TQ2_0, "tq2_0", 256, 66, dequantize_tq2_0, quantize_tq2_0),
-    weight(Type::MXFP4, "mxfp4", 32, 17, dequantize_mxfp4, quantize_mxfp4),
+    decoded<decode_q4_0, 32, 18>(Type::Q4_0, "q4_0", quantize_q4_0),
+    decoded<decode_q4_1, 32, 20>(Type::Q4_1, "q4_1", quantize_q4_1),
+    decoded<decode_q5_0, 32, 22>(Type::Q5_0, "q5_0", quantize_q5_0),
+    decoded<decode_q5_1, 32, 24>(Type::Q5_1, "q5_1", quantize_q5_1),
+    decoded<decode_q8_0, 32, 34>(Type::Q8_0, "q8_0", quantize_q8_0),
+    decoded<decode_q2_K, 256, 84>(Type::Q2_K, "q2_K", quantize_q2_K),
+    decoded<decode_q3_K, 256, 110>(Type::Q3_K, "q3_K", quantize_q3_K),
+    decoded<decode_q4_K, 256, 144>(Type::Q4_K, "q4_K", quantize_q4_K),
+    decoded<decode_q5_K, 256, 176>(Type::Q5_K, "q5_K", quantize_q5_K),
+    decoded<decode_q6_K, 256, 210>(Type::Q6_K, "q6_K", quantize_q6_K),
+    decoded<decode_iq2_xxs, 256, 66>(Type::IQ2_XXS, "iq2_xxs", nullptr),
+    decoded<decode_iq2_xs, 256, 74>(Type::IQ2_XS, "iq2_xs", nullptr),
+    decoded<decode_iq2_s, 256, 82>(Type::IQ2_S, "iq2_s", nullptr),
+    decoded<decode_iq3_xxs, 256, 98>(Type::IQ3_XXS, "iq3_xxs", nullptr),
+    decoded<decode_iq3_s, 256, 110>(Type::IQ3_S, "iq3_s", nullptr),
+    decoded<decode_iq1_s, 256, 50>(Type::IQ1_S, "iq1_s", nullptr),
+    decoded<decode_iq1_m, 256, 56>(Type::IQ1_M, "iq1_m", nullptr),
+    decoded<decode_iq4_nl, 32, 18>(Type::IQ4_NL, "iq4_nl", quantize_iq4_nl),
+    decoded<decode_iq4_xs, 256, 136>(Type::IQ4_XS, "iq4_xs", quantize_iq4_xs),
+    decoded<decode_tq1_0, 256, 54>(Type::TQ1_0, "tq1_0", quantize_tq1_0),
+    decoded<decode_tq2_0, 256, 66>(Type::TQ2_0, "tq2_0", quantize_tq2_0),
+    decoded<decode_mxfp4, 32, 17>(Type::MXFP4, "mxfp4", quantize_mxfp4),
     data(Type::I8, "i8", 1),
     data(Type::I16, "i16", 2),
     data(Type::I32, "i32", 4),

@@ -1,7 +1,8 @@
 // The ternary formats: each value is -1, 0 or +1 times the super-block's half-precision scale (its largest
 // magnitude). TQ2_0 spends two bits per value; TQ1_0 packs five base-3 digits per byte (four in qh) as a
-// fraction of 256, so that a digit is read with a multiplication, not a division. Dequantization performs ggml's
-// operations in ggml's order, so that it matches ggml bit for bit; the quantizers are ggml's reference ones.
+// fraction of 256, so that a digit is read with a multiplication, not a division. The decoders give the digits
+// minus one with the scale, whose product is ggml's (digit - 1) * d bit for bit; the quantizers are ggml's
+// reference ones.
 #include "format/ternary.hpp"
 
 #include <algorithm>
@@ -9,6 +10,7 @@
 #include <cstddef>
 
 #include "format/blocks.hpp"
+#include "format/decoded.hpp"
 #include "format/fp16.hpp"
 #include "format/quant_search.hpp"
 
@@ -39,20 +41,20 @@ Scale absmax_scale(const float* x) {
   return {d, d != 0 ? 1.0f / d : 0.0f};
 }
 
-void decode(const BlockTQ1_0& b, float* y) {
+void decode(const BlockTQ1_0& b, Int8Block& out) {
   static constexpr uint8_t kPow3[] = {1, 3, 9, 27, 81};
-  const float d = fp16_to_f32(b.d);
+  int8_t* q = out.q;
   for (const DigitGroup& g : kTQ1Groups) {
     const uint8_t* bytes = reinterpret_cast<const uint8_t*>(&b) + g.first_byte;
     for (int n = 0; n < g.digits; ++n) {
       for (int m = 0; m < g.width; ++m) {
         // Multiplying by 3^n (mod 256) shifts digit n to the top; times 3, the integer part is that digit.
-        const auto q = static_cast<uint8_t>(bytes[m] * kPow3[n]);
-        const int digit = (q * 3) >> 8;
-        *y++ = static_cast<float>(digit - 1) * d;
+        const auto top = static_cast<uint8_t>(bytes[m] * kPow3[n]);
+        *q++ = static_cast<int8_t>(((top * 3) >> 8) - 1);
       }
     }
   }
+  set_sub_blocks(out, 0, kQK_K / Int8Block::kSubBlock, fp16_to_f32(b.d));
 }
 
 void encode(const float* x, BlockTQ1_0& b) {
@@ -70,9 +72,9 @@ void encode(const float* x, BlockTQ1_0& b) {
   }
 }
 
-void decode(const BlockTQ2_0& b, float* y) {
-  const float d = fp16_to_f32(b.d);
-  for (int i = 0; i < kQK_K; ++i) y[i] = static_cast<float>(Strips<2, 32>::get(b.qs, i) - 1) * d;
+void decode(const BlockTQ2_0& b, Int8Block& out) {
+  for (int i = 0; i < kQK_K; ++i) out.q[i] = static_cast<int8_t>(Strips<2, 32>::get(b.qs, i) - 1);
+  set_sub_blocks(out, 0, kQK_K / Int8Block::kSubBlock, fp16_to_f32(b.d));
 }
 
 void encode(const float* x, BlockTQ2_0& b) {
@@ -85,12 +87,6 @@ void encode(const float* x, BlockTQ2_0& b) {
 
 // A row is n / 256 consecutive super-blocks.
 template <class Block>
-void decode_row(const void* blocks, float* out, int64_t n) {
-  const auto* b = static_cast<const Block*>(blocks);
-  for (int64_t i = 0; i < n / kQK_K; ++i) decode(b[i], out + i * kQK_K);
-}
-
-template <class Block>
 void encode_row(const float* in, void* blocks, int64_t n) {
   auto* b = static_cast<Block*>(blocks);
   for (int64_t i = 0; i < n / kQK_K; ++i) encode(in + i * kQK_K, b[i]);
@@ -98,8 +94,8 @@ void encode_row(const float* in, void* blocks, int64_t n) {
 
 }  // namespace
 
-void dequantize_tq1_0(const void* blocks, float* out, int64_t n) { decode_row<BlockTQ1_0>(blocks, out, n); }
-void dequantize_tq2_0(const void* blocks, float* out, int64_t n) { decode_row<BlockTQ2_0>(blocks, out, n); }
+void decode_tq1_0(const void* block, Int8Block& out) { decode(*static_cast<const BlockTQ1_0*>(block), out); }
+void decode_tq2_0(const void* block, Int8Block& out) { decode(*static_cast<const BlockTQ2_0*>(block), out); }
 void quantize_tq1_0(const float* in, void* blocks, int64_t n) { encode_row<BlockTQ1_0>(in, blocks, n); }
 void quantize_tq2_0(const float* in, void* blocks, int64_t n) { encode_row<BlockTQ2_0>(in, blocks, n); }
 

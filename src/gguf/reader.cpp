@@ -339,7 +339,8 @@ std::vector<float> File::read_f32(std::string_view name) const {
                           type_info(t.type)->name));
   }
   std::vector<float> values(static_cast<size_t>(t.elements()));
-  format::find(t.type)->dequantize(t.data, values.data(), t.elements());
+  // An empty vector's data() may be null, which the f32 row copy (memcpy) must not be given.
+  if (!values.empty()) format::find(t.type)->dequantize(t.data, values.data(), t.elements());
   return values;
 }
 

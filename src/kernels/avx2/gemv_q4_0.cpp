@@ -1,8 +1,10 @@
-// Q4_0: no kernel at this level yet; the table falls back to the level below.
+// Q4_0 x int8 activations, AVX2 / AVX-VNNI: two blocks a step (gemv_groups.hpp).
+#include "format/blocks.hpp"
+#include "kernels/avx2/gemv_groups.hpp"
 #include "kernels/avx2/kernels.hpp"
 
 namespace ggufmm::kernels::GGUFMM_LEVEL {
 
-const GemvFn gemv_q4_0 = nullptr;
+const GemvFn gemv_q4_0 = gemv_groups<Legacy32<format::BlockQ4_0>>;
 
 }  // namespace ggufmm::kernels::GGUFMM_LEVEL

@@ -1,8 +1,10 @@
-// Q5_1: no kernel at this level yet; the table falls back to the level below.
+// Q5_1 x int8 activations, AVX2 / AVX-VNNI: two blocks a step (gemv_groups.hpp).
+#include "format/blocks.hpp"
+#include "kernels/avx2/gemv_groups.hpp"
 #include "kernels/avx2/kernels.hpp"
 
 namespace ggufmm::kernels::GGUFMM_LEVEL {
 
-const GemvFn gemv_q5_1 = nullptr;
+const GemvFn gemv_q5_1 = gemv_groups<Legacy32<format::BlockQ5_1>>;
 
 }  // namespace ggufmm::kernels::GGUFMM_LEVEL

@@ -15,6 +15,7 @@
 #include <immintrin.h>
 
 #include <cstring>
+#include <utility>
 
 #include "kernels/kernels.hpp"
 
@@ -82,6 +83,486 @@ inline __m512i load_act(const Activations& x, int r, int64_t i) {
   const int8_t* p = x.q + r * x.k + i;
   if constexpr (Blocks == 2) return _mm512_loadu_si512(p);
   return _mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+}
+
+}  // namespace
+}  // namespace ggufmm::kernels::avx512
+
+namespace ggufmm::kernels::avx512 {
+namespace {
+
+// Codebook formats whose grid words hold 8 values (IQ2_XXS, IQ2_XS, IQ2_S, IQ1_S, IQ1_M): 256-value blocks of
+// 32 runs of 8, each run one whole grid word. A step decodes a block in 4 chunks of 64 values (8 runs, one
+// gather of 8 words) and feeds each chunk to every activation row. The weight bytes take one of three forms:
+enum class Grid8Form {
+  Signed,       // |q| and a mask of the negative weights, moved onto the activations
+  RunOffset,    // q + kOffset >= 0: the dot product drops kOffset times the activation sum of each dpbusd lane
+  GroupOffset,  // q + o_g >= 0 for an offset o_g per group of 32: the row drops o_g times the group's qsum
+};
+// A format supplies the decoding of one block:
+//
+//   struct Codes {
+//     using Block = ...;
+//     static constexpr Grid8Form kForm;
+//     static constexpr int kOffset;               // RunOffset only
+//     static constexpr int kScaleValues;          // values per weight scale: 16 or 32
+//     static constexpr int kPairings;             // 1 or 2: see below
+//     explicit Codes(const Block& b);             // or, given a type Scratch, Codes(const Block&, Scratch&)
+//     template <int C> __m512i weights() const;   // chunk C (values 64C..64C+63) as unsigned bytes
+//     template <int C> __mmask64 negative() const;  // Signed only: bit j set where value j is negative
+//     __m512i scales() const;    // the odd integer scale of each half (16 values) or group, one per dword
+//     __m256 unit() const;       // the float value of scale 1, broadcast (super-block scale included)
+//     __m256 offsets() const;    // GroupOffset only: -o_g times the group's scale, per group
+//   };
+//
+// The integer sums of a row stay integer until one conversion per block: dpbusd leaves 16 lanes of 4 products per
+// chunk; as those fit int16, two chunks pack into one register whose word pairs madd sums (one pairing: the
+// result holds runs of 8 values), and where runs of 8 still fit int16 a second pairing leaves one dword per half
+// (16 values). The last madd multiplies by the weight scales on the way; the activation scales (one per group of
+// 32) then apply in float to whole halves or runs.
+
+// Calls body.template operator()<C>() for C = 0..N-1, so that chunk indices fold into constants.
+template <int N, class Body>
+inline void for_chunks(Body&& body) {
+  [&]<int... C>(std::integer_sequence<int, C...>) { (body.template operator()<C>(), ...); }(
+      std::make_integer_sequence<int, N>{});
+}
+
+// Index vectors built from a function of the element number, at compile time.
+template <class F>
+inline __m512i epi32_pattern(F f) {
+  return [&]<int... E>(std::integer_sequence<int, E...>) { return _mm512_set_epi32(f(15 - E)...); }(
+      std::make_integer_sequence<int, 16>{});
+}
+template <class F>
+inline __m512i epi16_pattern(F f) {
+  return [&]<int... E>(std::integer_sequence<int, E...>) {
+    return _mm512_set_epi32((f(30 - 2 * E) | f(31 - 2 * E) << 16)...);
+  }(std::make_integer_sequence<int, 16>{});
+}
+
+// Weights stream through once, and decoding them is slow enough that the hardware prefetcher falls behind on a
+// loaded machine: ask for the lines of a block 2 KB on (rows are contiguous, so that may be the next row).
+// (A prefetch never faults; the address is formed as an integer, as it may lie past the end of the weight.)
+template <size_t kBytes>
+inline void prefetch_ahead(const void* block) {
+  for (size_t at = 0; at < kBytes; at += 64) {
+    _mm_prefetch(reinterpret_cast<const char*>(reinterpret_cast<uintptr_t>(block) + 2048 + at), _MM_HINT_T0);
+  }
+}
+
+// The 8 grid words of one chunk (8 runs), by their indices. A gather merges into its destination: a mask the
+// compiler cannot see through keeps the zero source, so that no gather waits on an older value of its register.
+inline __m512i gather_runs(const uint64_t* grid, __m256i index) {
+  __mmask8 all = 0xff;
+  asm("" : "+k"(all));
+  return _mm512_mask_i32gather_epi64(_mm512_setzero_si512(), all, index, grid, 8);
+}
+
+// 7 stored sign bits per run (bits 0-6 of each byte, bit 7 clear) made whole: the quantizer keeps the count of
+// negative values in a run even, so bit 7 is the parity of the others (looked up per nibble).
+inline __m256i complete_signs(__m256i signs7) {
+  const __m256i odd = _mm256_setr_epi8(0, -128, -128, 0, -128, 0, 0, -128, -128, 0, 0, -128, 0, -128, -128, 0, 0, -128,
+                                       -128, 0, -128, 0, 0, -128, -128, 0, 0, -128, 0, -128, -128, 0);
+  const __m256i nibble = _mm256_set1_epi8(0x0f);
+  const __m256i lo = _mm256_shuffle_epi8(odd, _mm256_and_si256(signs7, nibble));
+  const __m256i hi = _mm256_shuffle_epi8(odd, _mm256_and_si256(_mm256_srli_epi16(signs7, 4), nibble));
+  return _mm256_ternarylogic_epi32(signs7, lo, hi, 0xf6);  // signs7 | (lo ^ hi)
+}
+
+// 16 scales of 4 bits (two per byte, low nibble first) as odd integers 2s + 1, one per dword.
+inline __m512i odd_nibble_scales(const uint8_t* scales) {
+  const __m128i b = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(scales));
+  const __m128i s = _mm_unpacklo_epi8(b, _mm_srli_epi16(b, 4));
+  return _mm512_ternarylogic_epi32(_mm512_slli_epi32(_mm512_cvtepu8_epi32(s), 1), _mm512_set1_epi32(0x1e),
+                                   _mm512_set1_epi32(1), 0xea);  // (2s & 0x1e) | 1
+}
+
+// The float value of scale 1 for the IQ2 formats: d * (s + 1/2) / 4 is d / 8 * (2s + 1).
+inline __m256 eighth_of_half(uint16_t d) {
+  return _mm256_mul_ps(_mm256_cvtph_ps(_mm_set1_epi16(static_cast<short>(d))), _mm256_set1_ps(0.125f));
+}
+
+template <class Codes>
+struct Grid8Step {
+  static constexpr int kBlockValues = 256;
+  static constexpr int kBlocksPerStep = 1;
+  static constexpr int kPairings = Codes::kPairings;
+  static_assert(kPairings == 1 || kPairings == 2);
+  static_assert(Codes::kScaleValues == 16 || Codes::kScaleValues == 32);
+  static_assert(Codes::kScaleValues == 32 || Codes::kForm != Grid8Form::GroupOffset);
+
+  // Half h of the block (16 values) as the dword of scales() that holds its scale, times 2: a word index.
+  static constexpr int scale_word(int half) { return 2 * (Codes::kScaleValues == 16 ? half : half / 2); }
+
+  // After one pairing of chunks 2P and 2P+1, dword e holds run 2 * (e % 2) of half e / 4 of chunk 2P + e % 4 / 2;
+  // after two, dword e holds half e / 4 of chunk e % 4.
+  static constexpr int paired_chunk(int pair, int e) { return kPairings == 1 ? 2 * pair + e % 4 / 2 : e % 4; }
+  static constexpr int paired_group(int pair, int e) { return 2 * paired_chunk(pair, e) + e / 8; }
+
+  static __m512i dot(__m512i w, __mmask64 negative, __m512i xq) {
+    const __m512i zero = _mm512_setzero_si512();
+    if constexpr (Codes::kForm == Grid8Form::Signed) {
+      return dot_signed(zero, w, negative, xq);
+    } else if constexpr (Codes::kForm == Grid8Form::RunOffset) {
+      return _mm512_sub_epi32(_mm512_dpbusd_epi32(zero, w, xq),
+                              _mm512_dpbusd_epi32(zero, _mm512_set1_epi8(Codes::kOffset), xq));
+    } else {
+      return _mm512_dpbusd_epi32(zero, w, xq);
+    }
+  }
+
+  template <int NR, int Blocks>
+  static void step(const uint8_t* row, int64_t i, const Activations& x, __m512 (&acc)[NR]) {
+    const auto& block = reinterpret_cast<const typename Codes::Block*>(row)[i / kBlockValues];
+    prefetch_ahead<sizeof block>(&block);
+    // A format may ask for memory to decode into and read back (Codes::Scratch), kept apart from the decoded block
+    // so that the block's other fields stay in registers.
+    if constexpr (requires { typename Codes::Scratch; }) {
+      typename Codes::Scratch scratch;
+      rows<NR>(Codes(block, scratch), i, x, acc);
+    } else {
+      rows<NR>(Codes(block), i, x, acc);
+    }
+  }
+
+  template <int NR>
+  static void rows(const Codes& c, int64_t i, const Activations& x, __m512 (&acc)[NR]) {
+    const int64_t groups = x.k / kGroup;
+    // Per row, the float scale of each group: activation scale times the weight's unit.
+    const __m256 unit = c.unit();
+    __m256 ds[NR];
+    for (int r = 0; r < NR; ++r) ds[r] = _mm256_mul_ps(_mm256_loadu_ps(x.d + r * groups + i / kGroup), unit);
+    if constexpr (Codes::kForm == Grid8Form::GroupOffset) {
+      const __m256 offsets = c.offsets();
+      for (int r = 0; r < NR; ++r) {
+        const __m128i qsum = _mm_loadu_si128(reinterpret_cast<const __m128i*>(x.qsum + r * groups + i / kGroup));
+        const __m256 dropped = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi16_epi32(qsum)), offsets);
+        acc[r] = _mm512_fmadd_ps(_mm512_zextps256_ps512(dropped), _mm512_zextps256_ps512(ds[r]), acc[r]);
+      }
+    }
+    const __m512i scales = c.scales();
+    [[maybe_unused]] __m512i paired[NR];  // the first pairing, kept for the second
+    for_chunks<2>([&]<int P>() {
+      __m512i isum[2][NR];
+      for_chunks<2>([&]<int H>() {
+        constexpr int C = 2 * P + H;
+        const __m512i w = c.template weights<C>();
+        __mmask64 negative = 0;
+        if constexpr (Codes::kForm == Grid8Form::Signed) negative = c.template negative<C>();
+        for (int r = 0; r < NR; ++r) isum[H][r] = dot(w, negative, _mm512_loadu_si512(x.q + r * x.k + i + 64 * C));
+      });
+      if constexpr (kPairings == 1) {
+        // Word k of 128-bit lane j: half j of chunk 2P (k < 4) or 2P + 1.
+        const __m512i wscale = _mm512_permutexvar_epi16(
+            epi16_pattern([](int w) { return scale_word(4 * (2 * P + w % 8 / 4) + w / 8); }), scales);
+        const __m512i spread = epi32_pattern([](int e) { return paired_group(P, e); });
+        for (int r = 0; r < NR; ++r) {
+          const __m512i sums = _mm512_madd_epi16(_mm512_packs_epi32(isum[0][r], isum[1][r]), wscale);
+          acc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sums),
+                                   _mm512_permutexvar_ps(spread, _mm512_castps256_ps512(ds[r])), acc[r]);
+        }
+      } else {
+        for (int r = 0; r < NR; ++r) {
+          const __m512i sums = _mm512_madd_epi16(_mm512_packs_epi32(isum[0][r], isum[1][r]), _mm512_set1_epi16(1));
+          if constexpr (P == 0) paired[r] = sums;
+          if constexpr (P == 1) paired[r] = _mm512_packs_epi32(paired[r], sums);
+        }
+      }
+    });
+    if constexpr (kPairings == 2) {
+      // Word k of 128-bit lane j: half j of chunk k / 2.
+      const __m512i wscale =
+          _mm512_permutexvar_epi16(epi16_pattern([](int w) { return scale_word(4 * (w % 8 / 2) + w / 8); }), scales);
+      const __m512i spread = epi32_pattern([](int e) { return paired_group(0, e); });
+      for (int r = 0; r < NR; ++r) {
+        const __m512i sums = _mm512_madd_epi16(paired[r], wscale);
+        acc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sums),
+                                 _mm512_permutexvar_ps(spread, _mm512_castps256_ps512(ds[r])), acc[r]);
+      }
+    }
+  }
+};
+
+}  // namespace
+}  // namespace ggufmm::kernels::avx512
+
+namespace ggufmm::kernels::avx512 {
+namespace {
+
+// ---- K-quants (Q2_K, Q3_K, Q4_K, Q5_K, Q6_K): 256-value super-blocks whose sub-blocks of 16 or 32 carry small
+// integer scales. Every format's codes are taken as u = q + c >= 0 with a centre c (Q3_K, Q6_K: their own bias;
+// Q2_K, Q4_K, Q5_K: the portable kernel's asymmetric_center, whose min term absorbs c * d * sc), so the integer
+// dot of a lane is dpbusd(u, x) - c * (sum of the lane's 4 activations). That correction depends on the
+// activations only: each call computes it once per row and feeds it to dpbusd as the accumulator.
+//
+// A super-block is decoded once for all rows into four 64-value chunks of codes in value order and the int16
+// scale words of two chunk pairs. Each row then takes per chunk one dpbusd (lane l: values 4l..4l+3, inside one
+// sub-block of 16 and one activation group), packs each chunk pair to int16 (a centred 4-value dot stays under
+// 2^15), applies the sub-block scales with one vpmaddwd per pair, and ends with one float multiply-add per pair
+// against the activation scales spread over its lanes. The min term is one multiply-add against the exact sums.
+
+// One super-block, decoded.
+struct KDecoded {
+  __m512i w[4];       // chunk c: codes u of values 64c..64c+63
+  __m512i scales[2];  // chunk pair p (chunks 2p, 2p+1) packed: the integer scale of each word
+  __m512 mins;        // asymmetric only: dmin * m - c * d * sc per sub-block of 16 (dropped times the sums)
+  __m256 d;           // the super-block scale in every lane
+};
+
+// A format supplies:
+//
+//   struct Format {
+//     using Block = ...;
+//     static constexpr int kCentre;           // c: codes u = q + c
+//     static constexpr bool kMins;            // w = d * sc * q - dmin * m
+//     static constexpr bool kSignedScales;    // per-16 scales below zero (Q3_K, Q6_K)
+//     static constexpr int scale_pos(int s);  // byte of decode's 16-byte scale table holding sub-block s's scale
+//     static KDecoded decode(const Block& b);
+//   };
+
+struct KIndex {
+  alignas(64) int8_t b[64];
+};
+
+// vpshufb indices from a scale table (the same 16 bytes in every 128-bit lane) to the scale words of chunk pair P.
+// After packing, words 0-3 of lane L come from sub-block 8P + L and words 4-7 from sub-block 8P + 4 + L. Unsigned
+// scales go to the low byte; signed ones to the high byte, which keeps their sign and scales the words by 256. The
+// other byte is zeroed (an index with the top bit set).
+template <class F, int P>
+inline constexpr KIndex kScaleWords = [] {
+  KIndex t{};
+  const int at = F::kSignedScales ? 1 : 0;
+  for (int lane = 0; lane < 4; ++lane) {
+    for (int word = 0; word < 8; ++word) {
+      t.b[16 * lane + 2 * word + 1 - at] = -128;
+      t.b[16 * lane + 2 * word + at] = static_cast<int8_t>(F::scale_pos(8 * P + lane + (word < 4 ? 0 : 4)));
+    }
+  }
+  return t;
+}();
+
+template <class F, int P>
+inline __m512i scale_words(__m512i table) {
+  return _mm512_shuffle_epi8(table, _mm512_load_si512(kScaleWords<F, P>.b));
+}
+
+// vpshufb indices that zero-extend table byte Pos(s) into dword lane s, for s = 0..15 (lane s sits in 128-bit lane
+// s / 4, where the table repeats).
+template <int (*Pos)(int)>
+inline constexpr KIndex kDwordLanes = [] {
+  KIndex t{};
+  for (int s = 0; s < 16; ++s) {
+    t.b[4 * s] = static_cast<int8_t>(Pos(s));
+    t.b[4 * s + 1] = t.b[4 * s + 2] = t.b[4 * s + 3] = -128;
+  }
+  return t;
+}();
+template <int (*Pos)(int)>
+inline __m512 table_lanes(__m512i table) {
+  return _mm512_cvtepi32_ps(_mm512_shuffle_epi8(table, _mm512_load_si512(kDwordLanes<Pos>.b)));
+}
+
+// After packing chunks (2P, 2P+1) and vpmaddwd, lane 4L + j holds sub-block 8P + L (j < 2) or 8P + 4 + L (j >= 2):
+// activation group 4P + L / 2 or 4P + 2 + L / 2 of the super-block.
+template <int P>
+inline __m512i pair_groups() {
+  constexpr int g = 4 * P;
+  return _mm512_set_epi32(g + 3, g + 3, g + 1, g + 1, g + 3, g + 3, g + 1, g + 1, g + 2, g + 2, g, g, g + 2, g + 2,
+                          g, g);
+}
+
+// The 16 bytes at p in every 128-bit lane.
+inline __m512i broadcast_16(const void* p) {
+  return _mm512_broadcast_i32x4(_mm_loadu_si128(static_cast<const __m128i*>(p)));
+}
+// The 32 bytes at p in both 256-bit halves.
+inline __m512i broadcast_32(const void* p) {
+  return _mm512_broadcast_i64x4(_mm256_loadu_si256(static_cast<const __m256i*>(p)));
+}
+
+// A 64-byte constant: `lo` in each of the low 32 bytes, `hi` in each of the high 32.
+inline __m512i bytes_lo_hi(uint8_t lo, uint8_t hi) {
+  const auto spread = [](uint8_t v) { return static_cast<long long>(0x0101010101010101ull * v); };
+  return _mm512_set_epi64(spread(hi), spread(hi), spread(hi), spread(hi), spread(lo), spread(lo), spread(lo),
+                          spread(lo));
+}
+// A 64-byte constant of int16 words: `lo` in each of the low 16 words, `hi` in each of the high 16.
+inline __m512i words_lo_hi(int16_t lo, int16_t hi) {
+  return _mm512_inserti64x4(_mm512_set1_epi16(lo), _mm256_set1_epi16(hi), 1);
+}
+
+// Super-block scales d and dmin from the two halves at p: one dword load and one conversion for both.
+struct KScales {
+  __m512 both;  // d, dmin, d, dmin, ...
+  __m256 d() const { return _mm256_moveldup_ps(_mm512_castps512_ps256(both)); }
+  __m512 d16() const { return _mm512_moveldup_ps(both); }
+  __m512 dmin() const { return _mm512_movehdup_ps(both); }
+};
+inline KScales k_scales(const void* p) {
+  return {_mm512_cvtph_ps(_mm256_set1_epi32(_mm_cvtsi128_si32(_mm_loadu_si32(p))))};
+}
+// A lone super-block scale in every lane.
+inline __m256 k_scale(uint16_t d) { return _mm256_cvtph_ps(_mm_set1_epi16(static_cast<int16_t>(d))); }
+
+// The min term of centred codes, per sub-block of 16: dmin * m - c * d * sc.
+inline __m512 centred_mins(__m512 m, __m512 sc, const KScales& ks, int centre) {
+  return _mm512_fmsub_ps(m, ks.dmin(), _mm512_mul_ps(sc, _mm512_mul_ps(ks.d16(), _mm512_set1_ps(float(centre)))));
+}
+
+template <class F, int NR>
+void gemv_k_rows(const uint8_t* w, size_t row_bytes, int64_t m0, int64_t m1, const Activations& x, float* y,
+                 int64_t ldy, const float* residual) {
+  constexpr int kValues = 256;
+  // Every weight row reads all activation rows: a row is taken in slices small enough that the slice's
+  // activations, sums, scales and corrections (~610 bytes per row and super-block) stay in L1.
+  constexpr int64_t kMaxSlice = (36 << 10) / (610 * NR);
+  // Per row and super-block: -c times the sum of each 4 activations, the dpbusd accumulator of every weight row.
+  alignas(64) int32_t correction[NR][kMaxSlice][kValues / 4];
+  // With few rows a super-block takes few cycles: separate accumulators for the mins keep the chains short.
+  constexpr bool kMinAcc = F::kMins && NR <= 2;
+  const int64_t blocks = x.k / kValues;
+  const int64_t groups = x.k / kGroup;
+  const int64_t slices = (blocks + kMaxSlice - 1) / kMaxSlice;
+  const int64_t per_slice = (blocks + slices - 1) / slices;
+  const __m512i spread0 = pair_groups<0>();
+  const __m512i spread1 = pair_groups<1>();
+  for (int64_t j0 = 0; j0 < blocks; j0 += per_slice) {
+    const int64_t j1 = blocks - j0 < per_slice ? blocks : j0 + per_slice;
+    for (int r = 0; r < NR; ++r) {
+      for (int64_t j = j0; j < j1; ++j) {
+        for (int c = 0; c < 4; ++c) {
+          const __m512i xc = _mm512_loadu_si512(x.q + r * x.k + j * kValues + 64 * c);
+          const __m512i sum = _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_set1_epi8(F::kCentre), xc);
+          _mm512_store_si512(correction[r][j - j0] + 16 * c, _mm512_sub_epi32(_mm512_setzero_si512(), sum));
+        }
+      }
+    }
+    for (int64_t o = m0; o < m1; ++o) {
+      const auto* b = reinterpret_cast<const typename F::Block*>(w + static_cast<size_t>(o) * row_bytes);
+      __m512 acc[NR], accm[NR];
+      for_chunks<NR>([&]<int R>() { acc[R] = accm[R] = _mm512_setzero_ps(); });
+      for (int64_t j = j0; j < j1; ++j) {
+        const KDecoded kd = F::decode(b[j]);
+        for_chunks<NR>([&]<int R>() {
+          const int8_t* xq = x.q + R * x.k + j * kValues;
+          const int32_t* corr = correction[R][j - j0];
+          __m512i dot[4];
+          for (int c = 0; c < 4; ++c) {
+            dot[c] = _mm512_dpbusd_epi32(_mm512_load_si512(corr + 16 * c), kd.w[c], _mm512_loadu_si512(xq + 64 * c));
+          }
+          const __m512i s0 = _mm512_madd_epi16(_mm512_packs_epi32(dot[0], dot[1]), kd.scales[0]);
+          const __m512i s1 = _mm512_madd_epi16(_mm512_packs_epi32(dot[2], dot[3]), kd.scales[1]);
+          const __m512 ds = _mm512_castps256_ps512(_mm256_mul_ps(_mm256_loadu_ps(x.d + R * groups + j * 8), kd.d));
+          acc[R] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s0), _mm512_permutexvar_ps(spread0, ds), acc[R]);
+          acc[R] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s1), _mm512_permutexvar_ps(spread1, ds), acc[R]);
+          if constexpr (F::kMins) {
+            __m512& into = kMinAcc ? accm[R] : acc[R];
+            into = _mm512_fnmadd_ps(kd.mins, _mm512_loadu_ps(x.sum + (R * x.k + j * kValues) / kSumGroup), into);
+          }
+        });
+      }
+      for_chunks<NR>([&]<int R>() {
+        const int64_t at = R * ldy + o;
+        const __m512 sum = kMinAcc ? _mm512_add_ps(acc[R], accm[R]) : acc[R];
+        const float prior = j0 > 0 ? y[at] : residual ? residual[at] : 0.0f;
+        // Signed scale words carry a factor 256 (their high byte); those formats have no mins.
+        y[at] = _mm512_reduce_add_ps(sum) * (F::kSignedScales ? 1.0f / 256 : 1.0f) + prior;
+      });
+    }
+  }
+}
+
+template <class F>
+void gemv_k(const uint8_t* w, size_t row_bytes, int64_t m0, int64_t m1, const Activations& x, float* y, int64_t ldy,
+            const float* residual) {
+  switch (x.rows) {
+    case 1: return gemv_k_rows<F, 1>(w, row_bytes, m0, m1, x, y, ldy, residual);
+    case 2: return gemv_k_rows<F, 2>(w, row_bytes, m0, m1, x, y, ldy, residual);
+    case 3: return gemv_k_rows<F, 3>(w, row_bytes, m0, m1, x, y, ldy, residual);
+    case 4: return gemv_k_rows<F, 4>(w, row_bytes, m0, m1, x, y, ldy, residual);
+    case 5: return gemv_k_rows<F, 5>(w, row_bytes, m0, m1, x, y, ldy, residual);
+    case 6: return gemv_k_rows<F, 6>(w, row_bytes, m0, m1, x, y, ldy, residual);
+    default: return gemv_k_rows<F, 7>(w, row_bytes, m0, m1, x, y, ldy, residual);
+  }
+}
+
+}  // namespace
+}  // namespace ggufmm::kernels::avx512
+
+namespace ggufmm::kernels::avx512 {
+namespace {
+
+// Q4_K / Q5_K: the 12 bytes after d and dmin hold eight 6-bit scales and mins (one per sub-block of 32).
+// Scales and mins 0-3 are the low 6 bits of bytes 0-3 and 4-7; 4-7 are the nibbles of bytes 8-11 (scale low, min
+// high) under the top two bits of bytes 0-3 (scales) and 4-7 (mins). Unpacked with integer arithmetic (off the
+// vector ports) into a table repeated in every 128-bit lane: bytes 0-7 scales 0-7, bytes 8-15 mins 0-7.
+inline __m512i k4_scale_table(const uint8_t* s) {
+  uint64_t b0_7;
+  uint32_t b8_11;
+  std::memcpy(&b0_7, s, sizeof b0_7);
+  std::memcpy(&b8_11, s + 8, sizeof b8_11);
+  const uint64_t top = (b0_7 >> 2) & 0x3030303030303030ull;  // bits 6-7 of bytes 0-7, at bits 4-5
+  const uint64_t low = b0_7 & 0x3f3f3f3f3f3f3f3full;
+  const uint64_t scales = (low & 0xffffffffull) | ((b8_11 & 0x0f0f0f0full) | (top & 0xffffffffull)) << 32;
+  const uint64_t mins = (low >> 32) | (((b8_11 >> 4) & 0x0f0f0f0full) | (top >> 32)) << 32;
+  return _mm512_unpacklo_epi64(_mm512_set1_epi64(static_cast<long long>(scales)),
+                               _mm512_set1_epi64(static_cast<long long>(mins)));
+}
+
+// Chunk c of a Q4_K-style nibble array: 32 bytes hold values 64c..64c+31 in their low nibbles and the next 32 in
+// their high nibbles.
+inline __m512i k4_nibbles(const uint8_t* qs, int c) {
+  const __m512i q = broadcast_32(qs + 32 * c);
+  return _mm512_and_si512(_mm512_srlv_epi16(q, words_lo_hi(0, 4)), _mm512_set1_epi8(0x0f));
+}
+
+// Q4_K and Q5_K: 4-bit codes (Q5_K: and a plane of fifth bits), 6-bit scales and mins per sub-block of 32.
+template <class B>
+struct K4Format {
+  using Block = B;
+  static constexpr bool kFifth = requires(const B& b) { b.qh; };
+  static constexpr int kCentre = kFifth ? 16 : 8;
+  static constexpr bool kMins = true;
+  static constexpr bool kSignedScales = false;
+  static constexpr int scale_pos(int s) { return s / 2; }
+  static constexpr int min_pos(int s) { return 8 + s / 2; }
+
+  static KDecoded decode(const Block& b) {
+    KDecoded kd{};
+    const __m512i table = k4_scale_table(b.scales);
+    kd.scales[0] = scale_words<K4Format, 0>(table);
+    kd.scales[1] = scale_words<K4Format, 1>(table);
+    const KScales ks = k_scales(&b.d);
+    kd.d = ks.d();
+    kd.mins = centred_mins(table_lanes<min_pos>(table), table_lanes<scale_pos>(table), ks, kCentre);
+    [[maybe_unused]] __m512i qh;
+    if constexpr (kFifth) qh = broadcast_32(b.qh);
+    for (int c = 0; c < 4; ++c) {
+      kd.w[c] = k4_nibbles(b.qs, c);
+      if constexpr (kFifth) {
+        // Value 32g + l has its fifth bit in bit g of qh[l]: bit 2c for the low half of the chunk, 2c + 1 above.
+        const __mmask64 set = _mm512_test_epi8_mask(qh, bytes_lo_hi(uint8_t(1 << (2 * c)), uint8_t(2 << (2 * c))));
+        kd.w[c] = _mm512_mask_add_epi8(kd.w[c], set, kd.w[c], _mm512_set1_epi8(16));
+      }
+    }
+    return kd;
+  }
+};
+
+}  // namespace
+}  // namespace ggufmm::kernels::avx512
+// ---- end of the K-quants
+
+namespace ggufmm::kernels::avx512 {
+namespace {
+
+// The 16 grid words of a codebook with 4 values per word (IQ3_XXS, IQ3_S): one chunk of 64 values. As gather_runs,
+// an opaque mask keeps the zero source, so that no gather waits on an older value of its register.
+inline __m512i gather_words(const uint32_t* grid, __m512i index) {
+  __mmask16 all = 0xffff;
+  asm("" : "+k"(all));
+  return _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), all, index, grid, 4);
 }
 
 }  // namespace

@@ -1,8 +1,60 @@
-// IQ1_M: no kernel at this level yet; the table falls back to the level below.
+// IQ1_M x int8 activations, AVX-512 VNNI: per run an 11-bit index into a grid of -1/0/+1 values and the sign of
+// its delta, a 3-bit scale per 16 values; the fp16 super-block scale is spread over the scale words' top nibbles.
+#include <cstring>
+
+#include "format/blocks.hpp"
+#include "format/iq_tables.hpp"
+#include "kernels/avx512/gemv.hpp"
 #include "kernels/avx512/kernels.hpp"
 
 namespace ggufmm::kernels::avx512 {
+namespace {
 
-const GemvFn gemv_iq1_m = nullptr;
+// A value is d * (2s + 1) * (g + delta) with delta = +-1/8 per run: in eighths q = 8g +- 1. The kernel multiplies
+// u = q + 9 >= 0 and drops 9 times the activation sum of each lane.
+struct IQ1M {
+  using Block = format::BlockIQ1_M;
+  static constexpr Grid8Form kForm = Grid8Form::RunOffset;
+  static constexpr int kOffset = 9;
+  static constexpr int kScaleValues = 16;
+  static constexpr int kPairings = 2;  // |q x| <= 9 * 127: runs of 8 fit int16
+
+  const Block& b;
+  uint64_t words;  // the four scale words
+
+  explicit IQ1M(const Block& block) : b(block) { std::memcpy(&words, b.scales, sizeof words); }
+
+  template <int C>
+  __m512i weights() const {
+    const __m256i low = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(b.qs + 8 * C)));
+    uint32_t h;  // one nibble per run: 3 high index bits, then the delta's sign
+    std::memcpy(&h, b.qh + 4 * C, sizeof h);
+    const __m256i high = _mm256_slli_epi32(
+        _mm256_srlv_epi32(_mm256_set1_epi32(static_cast<int>(h)), _mm256_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28)), 8);
+    const __m512i g =
+        gather_runs(format::kIQ1SGrid, _mm256_ternarylogic_epi32(low, high, _mm256_set1_epi32(0x700), 0xf8));
+    // 8(g + 1), plus 2 in the runs whose delta is positive (sign bit clear): a byte of -1 shuffles to 0.
+    const __m512i u = _mm512_shuffle_epi8(
+        _mm512_broadcast_i32x4(_mm_setr_epi8(8, 16, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)), g);
+    const __mmask64 positive = _pdep_u64(_pext_u32(~h, 0x88888888u), 0x0101010101010101ull) * 0xff;
+    return _mm512_mask_add_epi8(u, positive, u, _mm512_set1_epi8(2));
+  }
+  __m512i scales() const {
+    // Scale word w holds the 3-bit scales of halves 4w..4w+3 in bits 0-11.
+    const __m512i w = _mm512_permutexvar_epi32(_mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3),
+                                               _mm512_cvtepu16_epi32(_mm256_zextsi128_si256(
+                                                   _mm_cvtsi64_si128(static_cast<long long>(words)))));
+    const __m512i s = _mm512_srlv_epi32(w, _mm512_setr_epi32(0, 3, 6, 9, 0, 3, 6, 9, 0, 3, 6, 9, 0, 3, 6, 9));
+    return _mm512_ternarylogic_epi32(_mm512_slli_epi32(s, 1), _mm512_set1_epi32(0xe), _mm512_set1_epi32(1),
+                                     0xea);  // 2s + 1
+  }
+  __m256 unit() const {  // the fp16 super-block scale is the top nibbles of the scale words
+    return _mm256_set1_ps(half(static_cast<uint16_t>(_pext_u64(words, 0xf000f000f000f000ull))) * 0.125f);
+  }
+};
+
+}  // namespace
+
+const GemvFn gemv_iq1_m = gemv<Grid8Step<IQ1M>>;
 
 }  // namespace ggufmm::kernels::avx512

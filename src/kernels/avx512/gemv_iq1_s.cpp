@@ -1,8 +1,56 @@
-// IQ1_S: no kernel at this level yet; the table falls back to the level below.
+// IQ1_S x int8 activations, AVX-512 VNNI: per run an 11-bit index into a grid of -1/0/+1 values; per group of 32
+// a 16-bit word with the high index bits, a 3-bit scale and the sign of the delta every value of the group gets.
+#include <cstring>
+
+#include "format/blocks.hpp"
+#include "format/iq_tables.hpp"
+#include "kernels/avx512/gemv.hpp"
 #include "kernels/avx512/kernels.hpp"
 
 namespace ggufmm::kernels::avx512 {
+namespace {
 
-const GemvFn gemv_iq1_s = nullptr;
+// A value is d * (2s + 1) * (g + delta) with delta = +-1/8. The kernel multiplies u = g + 1 >= 0 and drops
+// (1 - delta) times each group's activation sum.
+struct IQ1S {
+  using Block = format::BlockIQ1_S;
+  static constexpr Grid8Form kForm = Grid8Form::GroupOffset;
+  static constexpr int kScaleValues = 32;
+  static constexpr int kPairings = 2;  // |u x| <= 2 * 127: runs of 8 fit int16
+
+  const Block& b;
+  __m256i h;  // the 8 group words
+
+  explicit IQ1S(const Block& block)
+      : b(block), h(_mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b.qh)))) {}
+
+  template <int C>
+  __m512i weights() const {
+    const __m256i low = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(b.qs + 8 * C)));
+    uint32_t words;  // qh[2C] and qh[2C + 1]: 3 high index bits per run
+    std::memcpy(&words, b.qh + 2 * C, sizeof words);
+    const __m256i high = _mm256_slli_epi32(_mm256_srlv_epi32(_mm256_set1_epi32(static_cast<int>(words)),
+                                                             _mm256_setr_epi32(0, 3, 6, 9, 16, 19, 22, 25)),
+                                           8);
+    const __m512i g =
+        gather_runs(format::kIQ1SGrid, _mm256_ternarylogic_epi32(low, high, _mm256_set1_epi32(0x700), 0xf8));
+    return _mm512_add_epi8(g, _mm512_set1_epi8(1));
+  }
+  __m256i odd() const {  // 2s + 1 from bits 12-14
+    return _mm256_ternarylogic_epi32(_mm256_srli_epi32(h, 11), _mm256_set1_epi32(0xe), _mm256_set1_epi32(1), 0xea);
+  }
+  __m512i scales() const { return _mm512_castsi256_si512(odd()); }
+  __m256 unit() const { return _mm256_cvtph_ps(_mm_set1_epi16(static_cast<short>(b.d))); }
+  __m256 offsets() const {
+    // Bit 15 is the delta's sign: -(1 + 1/8) where the delta is negative, -(1 - 1/8) where it is positive.
+    const __m256 o = _mm256_blendv_ps(_mm256_set1_ps(-0.875f), _mm256_set1_ps(-1.125f),
+                                      _mm256_castsi256_ps(_mm256_slli_epi32(h, 16)));
+    return _mm256_mul_ps(o, _mm256_cvtepi32_ps(odd()));
+  }
+};
+
+}  // namespace
+
+const GemvFn gemv_iq1_s = gemv<Grid8Step<IQ1S>>;
 
 }  // namespace ggufmm::kernels::avx512

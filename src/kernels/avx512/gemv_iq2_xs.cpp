@@ -1,8 +1,48 @@
-// IQ2_XS: no kernel at this level yet; the table falls back to the level below.
+// IQ2_XS x int8 activations, AVX-512 VNNI: per run a 16-bit word (9-bit grid index, 7 sign bits), a 4-bit scale
+// per 16 values.
+#include "format/blocks.hpp"
+#include "format/iq_tables.hpp"
+#include "kernels/avx512/gemv.hpp"
 #include "kernels/avx512/kernels.hpp"
 
 namespace ggufmm::kernels::avx512 {
+namespace {
 
-const GemvFn gemv_iq2_xs = nullptr;
+struct IQ2XS {
+  using Block = format::BlockIQ2_XS;
+  static constexpr Grid8Form kForm = Grid8Form::Signed;
+  static constexpr int kScaleValues = 16;
+  static constexpr int kPairings = 1;
+
+  const Block& b;
+  // The sign masks of the 4 chunks, read back with kmov from memory (cheaper than moving them over from general
+  // registers).
+  struct Scratch {
+    alignas(32) uint64_t signs[4];
+  };
+  Scratch& m;
+
+  IQ2XS(const Block& block, Scratch& scratch) : b(block), m(scratch) {
+    const __m512i q = _mm512_loadu_si512(b.qs);
+    _mm256_store_si256(reinterpret_cast<__m256i*>(m.signs), complete_signs(_mm512_cvtepi16_epi8(_mm512_srli_epi16(q, 9))));
+    asm("" : "+m"(m.signs));  // keeps the loads below
+  }
+
+  template <int C>
+  __m512i weights() const {
+    const __m256i q = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b.qs + 8 * C)));
+    return gather_runs(format::kIQ2XSGrid, _mm256_and_si256(q, _mm256_set1_epi32(511)));
+  }
+  template <int C>
+  __mmask64 negative() const {
+    return m.signs[C];
+  }
+  __m512i scales() const { return odd_nibble_scales(b.scales); }
+  __m256 unit() const { return eighth_of_half(b.d); }
+};
+
+}  // namespace
+
+const GemvFn gemv_iq2_xs = gemv<Grid8Step<IQ2XS>>;
 
 }  // namespace ggufmm::kernels::avx512

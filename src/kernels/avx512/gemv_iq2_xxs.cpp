@@ -1,8 +1,65 @@
-// IQ2_XXS: no kernel at this level yet; the table falls back to the level below.
+// IQ2_XXS x int8 activations, AVX-512 VNNI: per group of 32, four 8-bit grid indices, then a word of four 7-bit
+// sign indices under a 4-bit scale.
+#include "format/blocks.hpp"
+#include "format/iq_tables.hpp"
+#include "kernels/avx512/gemv.hpp"
 #include "kernels/avx512/kernels.hpp"
 
 namespace ggufmm::kernels::avx512 {
+namespace {
 
-const GemvFn gemv_iq2_xxs = nullptr;
+struct IQ2XXS {
+  using Block = format::BlockIQ2_XXS;
+  static constexpr Grid8Form kForm = Grid8Form::Signed;
+  static constexpr int kScaleValues = 32;
+  static constexpr int kPairings = 1;
+
+  const Block& b;
+  __m512i index;  // the grid indices, one per dword: runs 0-15, then (upper half of) runs 16-31
+  __m512i index_hi;
+  __m256i aux;    // per group: four 7-bit sign indices, then the scale in bits 28-31
+  // The sign masks of the 4 chunks, read back with kmov from memory (cheaper than moving them over from general
+  // registers).
+  struct Scratch {
+    alignas(32) uint64_t signs[4];
+  };
+  Scratch& m;
+
+  IQ2XXS(const Block& block, Scratch& scratch) : b(block), m(scratch) {
+    // Each group is a word of four index bytes, then the aux word: split the two kinds.
+    const __m512i q = _mm512_permutexvar_epi32(_mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15),
+                                               _mm512_loadu_si512(b.qs));
+    index = _mm512_cvtepu8_epi32(_mm512_castsi512_si128(q));
+    index_hi = _mm512_cvtepu8_epi32(_mm512_extracti32x4_epi32(q, 1));
+    aux = _mm512_extracti64x4_epi64(q, 1);
+    // The four 7-bit fields of each aux word into its four bytes: fields 2-3 up to the high half, then fields 1
+    // and 3 up to their own byte.
+    const __m256i halves = _mm256_ternarylogic_epi32(_mm256_set1_epi32(0xffff), aux, _mm256_slli_epi32(aux, 2), 0xca);
+    const __m256i bytes = _mm256_ternarylogic_epi32(_mm256_set1_epi32(0x00ff00ff), halves,
+                                                    _mm256_slli_epi16(halves, 1), 0xca);
+    _mm256_store_si256(reinterpret_cast<__m256i*>(m.signs),
+                       complete_signs(_mm256_and_si256(bytes, _mm256_set1_epi8(0x7f))));
+    asm("" : "+m"(m.signs));  // keeps the loads below
+  }
+
+  template <int C>
+  __m512i weights() const {
+    const __m512i i = C < 2 ? index : index_hi;
+    return gather_runs(format::kIQ2XXSGrid,
+                       C % 2 ? _mm512_extracti64x4_epi64(i, 1) : _mm512_castsi512_si256(i));
+  }
+  template <int C>
+  __mmask64 negative() const {
+    return m.signs[C];
+  }
+  __m512i scales() const {  // 2s + 1 from the top 4 bits (bit 27 below them is or-ed away)
+    return _mm512_castsi256_si512(_mm256_or_si256(_mm256_srli_epi32(aux, 27), _mm256_set1_epi32(1)));
+  }
+  __m256 unit() const { return eighth_of_half(b.d); }
+};
+
+}  // namespace
+
+const GemvFn gemv_iq2_xxs = gemv<Grid8Step<IQ2XXS>>;
 
 }  // namespace ggufmm::kernels::avx512

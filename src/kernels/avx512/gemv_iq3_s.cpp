@@ -1,8 +1,55 @@
-// IQ3_S: no kernel at this level yet; the table falls back to the level below.
+// IQ3_S x int8 activations, AVX-512 VNNI: the codebook step (Grid8Step) with one gather of 16 grid words of 4
+// values per chunk of 64.
+#include <cstring>
+
+#include "format/blocks.hpp"
+#include "format/iq_tables.hpp"
+#include "kernels/avx512/gemv.hpp"
 #include "kernels/avx512/kernels.hpp"
 
 namespace ggufmm::kernels::avx512 {
+namespace {
 
-const GemvFn gemv_iq3_s = nullptr;
+// 9-bit grid indices (low bytes in qs; the ninth bit of index j of group g is bit j of qh[g]), the signs as plain
+// bits, and a 4-bit scale s per group meaning (2s + 1) * d.
+class IQ3S {
+ public:
+  using Block = format::BlockIQ3_S;
+  static constexpr Grid8Form kForm = Grid8Form::Signed;
+  static constexpr int kScaleValues = 32;
+  static constexpr int kPairings = 2;  // magnitudes of at most 15: 8 products fit int16
+
+  explicit IQ3S(const Block& b) : b_(b) {}
+
+  template <int C>
+  __m512i weights() const {
+    const __m512i low = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b_.qs + 16 * C)));
+    uint16_t high;
+    std::memcpy(&high, b_.qh + 2 * C, sizeof high);
+    return gather_words(format::kIQ3SGrid, _mm512_mask_or_epi32(low, _cvtu32_mask16(high), low, _mm512_set1_epi32(256)));
+  }
+  template <int C>
+  __mmask64 negative() const {
+    uint64_t bits;
+    std::memcpy(&bits, b_.signs + 8 * C, sizeof bits);
+    return _cvtu64_mask64(bits);
+  }
+  __m512i scales() const {
+    uint32_t nibbles;
+    std::memcpy(&nibbles, b_.scales, sizeof nibbles);
+    const __m256i s = _mm256_srlv_epi32(_mm256_set1_epi32(static_cast<int>(nibbles)),
+                                        _mm256_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28));
+    return _mm512_zextsi256_si512(  // (2s & 0x1e) | 1
+        _mm256_ternarylogic_epi32(_mm256_slli_epi32(s, 1), _mm256_set1_epi32(0x1e), _mm256_set1_epi32(1), 0xea));
+  }
+  __m256 unit() const { return _mm256_cvtph_ps(_mm_set1_epi16(static_cast<short>(b_.d))); }
+
+ private:
+  const Block& b_;
+};
+
+}  // namespace
+
+const GemvFn gemv_iq3_s = gemv<Grid8Step<IQ3S>>;
 
 }  // namespace ggufmm::kernels::avx512

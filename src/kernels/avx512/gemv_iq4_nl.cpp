@@ -1,8 +1,64 @@
-// IQ4_NL: no kernel at this level yet; the table falls back to the level below.
+// IQ4_NL x int8 activations, AVX-512 VNNI: four 32-value blocks per unit.
+#include <immintrin.h>
+
+#include <cstring>
+
+#include "format/blocks.hpp"
+#include "format/iq_tables.hpp"
+#include "kernels/avx512/gemv.hpp"
+#include "kernels/avx512/gemv_nibble.hpp"
 #include "kernels/avx512/kernels.hpp"
 
 namespace ggufmm::kernels::avx512 {
+namespace {
 
-const GemvFn gemv_iq4_nl = nullptr;
+struct IQ4NL {
+  static constexpr int kUnitValues = 128;
+  static constexpr int kSteps = 1;
+  static constexpr const int8_t (&kLevels)[16] = format::kIQ4Values;
+  static constexpr int kBias = 128;
+  static constexpr int kBlockWords = sizeof(format::BlockIQ4_NL) / 2;  // 9: every block starts at an even byte
+  static constexpr int kUnitBytes = 4 * sizeof(format::BlockIQ4_NL);   // 72
+
+  // Word permutes over the unit's first 64 bytes (a) and its bytes 8-71 (b), whose word i is the unit's i + 4.
+  // Codes, transposed: dword 4L + g holds code bytes 4L..4L+3 of block g, unit words 9g + 1 + 2L and the next.
+  static __m512i code_words() {
+    alignas(64) int16_t index[32];
+    for (int e = 0; e < 16; ++e) {
+      for (int h = 0; h < 2; ++h) {
+        const int word = kBlockWords * (e % 4) + 1 + 2 * (e / 4) + h;
+        index[2 * e + h] = static_cast<int16_t>(word < 32 ? word : 32 + word - 4);
+      }
+    }
+    return _mm512_load_si512(index);
+  }
+  // Scales: half e (of 16) is block e % 4's, word 9 * (e % 4) of the unit.
+  static __m512i scale_words() {
+    alignas(64) int16_t index[32] = {};
+    for (int e = 0; e < 16; ++e) index[e] = static_cast<int16_t>(kBlockWords * (e % 4));
+    return _mm512_load_si512(index);
+  }
+
+  static void decode_at(const uint8_t* p, NibbleWeights (&w)[kSteps]) {
+    const __m512i a = _mm512_loadu_si512(p);
+    w[0].codes = _mm512_permutex2var_epi16(a, code_words(), _mm512_loadu_si512(p + 8));
+    const __m512i halves = _mm512_permutexvar_epi16(scale_words(), a);
+    w[0].scale = _mm512_cvtph_ps(_mm512_castsi512_si256(halves));
+  }
+
+  static void decode(const uint8_t* row, int64_t u, NibbleWeights (&w)[kSteps]) { decode_at(row + u * kUnitBytes, w); }
+
+  // The last 1 to 3 blocks of a row, through a zero-padded copy: zero scales for the missing blocks (whose
+  // activations are zero too).
+  static void decode_tail(const uint8_t* row, int64_t u, int groups, NibbleWeights (&w)[kSteps]) {
+    alignas(64) uint8_t padded[kUnitBytes] = {};
+    std::memcpy(padded, row + u * kUnitBytes, static_cast<size_t>(groups) * sizeof(format::BlockIQ4_NL));
+    decode_at(padded, w);
+  }
+};
+
+}  // namespace
+
+const GemvFn gemv_iq4_nl = gemv_nibble<IQ4NL>;
 
 }  // namespace ggufmm::kernels::avx512

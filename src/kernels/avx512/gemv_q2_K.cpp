@@ -1,8 +1,43 @@
-// Q2_K: no kernel at this level yet; the table falls back to the level below.
+// Q2_K x int8 activations, AVX-512 VNNI: 2-bit codes, a 4-bit scale and min per 16 (see the K-quant driver).
+#include "format/blocks.hpp"
+#include "kernels/avx512/gemv.hpp"
 #include "kernels/avx512/kernels.hpp"
 
 namespace ggufmm::kernels::avx512 {
+namespace {
 
-const GemvFn gemv_q2_K = nullptr;
+struct Q2K {
+  using Block = format::BlockQ2_K;
+  static constexpr int kCentre = 2;
+  static constexpr bool kMins = true;
+  static constexpr bool kSignedScales = false;
+  static constexpr int scale_pos(int s) { return s; }
+
+  static KDecoded decode(const Block& b) {
+    KDecoded kd{};
+    // One byte per sub-block: scale in the low nibble, min in the high one.
+    const __m512i table = _mm512_and_si512(broadcast_16(b.scales), _mm512_set1_epi8(0x0f));
+    kd.scales[0] = scale_words<Q2K, 0>(table);
+    kd.scales[1] = scale_words<Q2K, 1>(table);
+    const KScales ks = k_scales(&b.d);
+    kd.d = ks.d();
+    const __m512i both = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b.scales)));
+    kd.mins = centred_mins(_mm512_cvtepi32_ps(_mm512_srli_epi32(both, 4)),
+                           _mm512_cvtepi32_ps(_mm512_and_si512(both, _mm512_set1_epi32(0x0f))), ks, kCentre);
+    // 32 bytes hold 128 values as four 2-bit strips (strip s: values 32s..32s+31); chunk c takes strips 2c % 4 and
+    // 2c % 4 + 1 of the bytes of its half.
+    for (int c = 0; c < 4; ++c) {
+      const __m512i q = broadcast_32(b.qs + 32 * (c / 2));
+      const int16_t shift = static_cast<int16_t>(4 * (c % 2));
+      kd.w[c] = _mm512_and_si512(_mm512_srlv_epi16(q, words_lo_hi(shift, static_cast<int16_t>(shift + 2))),
+                                 _mm512_set1_epi8(3));
+    }
+    return kd;
+  }
+};
+
+}  // namespace
+
+const GemvFn gemv_q2_K = gemv_k<Q2K>;
 
 }  // namespace ggufmm::kernels::avx512

@@ -1,8 +1,10 @@
-// Q4_1: no kernel at this level yet; the table falls back to the level below.
+// Q4_1 x int8 activations, AVX-512 VNNI: four blocks a step (gemv_groups.hpp).
+#include "format/blocks.hpp"
+#include "kernels/avx512/gemv_groups.hpp"
 #include "kernels/avx512/kernels.hpp"
 
 namespace ggufmm::kernels::avx512 {
 
-const GemvFn gemv_q4_1 = nullptr;
+const GemvFn gemv_q4_1 = gemv_groups<Legacy32<format::BlockQ4_1>>;
 
 }  // namespace ggufmm::kernels::avx512

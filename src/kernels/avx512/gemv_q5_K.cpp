@@ -1,8 +1,10 @@
-// Q5_K: no kernel at this level yet; the table falls back to the level below.
+// Q5_K x int8 activations, AVX-512 VNNI: the K-quant driver over Q4_K's layout plus a plane of fifth bits.
+#include "format/blocks.hpp"
+#include "kernels/avx512/gemv.hpp"
 #include "kernels/avx512/kernels.hpp"
 
 namespace ggufmm::kernels::avx512 {
 
-const GemvFn gemv_q5_K = nullptr;
+const GemvFn gemv_q5_K = gemv_k<K4Format<format::BlockQ5_K>>;
 
 }  // namespace ggufmm::kernels::avx512

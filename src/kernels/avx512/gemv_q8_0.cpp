@@ -1,35 +1,44 @@
-// Q8_0 x int8 activations, AVX-512 VNNI: two blocks (64 values) per step.
+// Q8_0 x int8 activations, AVX-512 VNNI: four blocks a step (gemv_groups.hpp), the signed levels made unsigned
+// by flipping their top bit (level + 128).
 #include "format/blocks.hpp"
-#include "kernels/avx512/gemv.hpp"
+#include "kernels/avx512/gemv_groups.hpp"
 #include "kernels/avx512/kernels.hpp"
 
 namespace ggufmm::kernels::avx512 {
 namespace {
 
 struct Q8_0 {
+  static constexpr bool kHasMin = false;
   static constexpr int kBlockValues = 32;
-  static constexpr int kBlocksPerStep = 2;
+  static constexpr int kUnitValues = kStepValues;
+  static constexpr int kBlockBytes = sizeof(format::BlockQ8_0);
+  static constexpr int kUnitBytes = kStepGroups * kBlockBytes;
+  static constexpr int kBias[kStepGroups] = {128, 128, 128, 128};
 
-  template <int NR, int Blocks>
-  static void step(const uint8_t* row, int64_t i, const Activations& x, __m512 (&acc)[NR]) {
-    const auto* b = reinterpret_cast<const format::BlockQ8_0*>(row) + i / 32;
-    __m512i w = _mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b[0].qs)));
-    __m512 dw = _mm512_set1_ps(half(b[0].d));
-    if constexpr (Blocks == 2) {
-      w = _mm512_inserti64x4(w, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b[1].qs)), 1);
-      dw = two_halves(b[0].d, b[1].d);
+  struct Unit {
+    StepWeights w;
+
+    explicit Unit(const uint8_t* p) {
+      constexpr int q = offsetof(format::BlockQ8_0, qs), b = kBlockBytes;
+      const auto pair = [p](int first) {  // blocks first and first + 1: lanes lo, hi, lo, hi
+        const auto qs = [p](int at) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + at)); };
+        return _mm512_inserti64x4(_mm512_castsi256_si512(qs(q + first * b)), qs(q + (first + 1) * b), 1);
+      };
+      const __m512i a = pair(0), c = pair(2);
+      const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));
+      w.lo = _mm512_xor_si512(_mm512_shuffle_i64x2(a, c, 0x88), flip);
+      w.hi = _mm512_xor_si512(_mm512_shuffle_i64x2(a, c, 0xdd), flip);
+      w.scale = gather_halves<kUnitBytes, 0, b, 2 * b, 3 * b>(p);
     }
-    const __m512i w_abs = _mm512_abs_epi8(w);
-    const __mmask64 w_negative = _mm512_movepi8_mask(w);
-    for (int r = 0; r < NR; ++r) {
-      const __m512i isum = dot_signed(_mm512_setzero_si512(), w_abs, w_negative, load_act<Blocks>(x, r, i));
-      acc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), _mm512_mul_ps(dw, group_scales<Blocks>(x, r, i / 32)), acc[r]);
+    template <int S>
+    const StepWeights& step() const {
+      return w;
     }
-  }
+  };
 };
 
 }  // namespace
 
-const GemvFn gemv_q8_0 = gemv<Q8_0>;
+const GemvFn gemv_q8_0 = gemv_groups<Q8_0>;
 
 }  // namespace ggufmm::kernels::avx512

@@ -1,8 +1,46 @@
-// TQ2_0: no kernel at this level yet; the table falls back to the level below.
+// TQ2_0 x int8 activations, AVX-512 VNNI: a block is two steps of 128 values (gemv_groups.hpp). Byte j of a
+// 32-byte half holds value j of its four groups, group g in bits 2g..2g+1: broadcast to every lane, lane g keeps
+// its group's bits in place (the code times 4^g) with one AND, and its scale is divided by 4^g to match.
+#include "format/blocks.hpp"
+#include "kernels/avx512/gemv_groups.hpp"
 #include "kernels/avx512/kernels.hpp"
 
 namespace ggufmm::kernels::avx512 {
+namespace {
 
-const GemvFn gemv_tq2_0 = nullptr;
+struct TQ2_0 {
+  static constexpr bool kHasMin = false;
+  static constexpr int kBlockValues = 256;
+  static constexpr int kUnitValues = 256;
+  static constexpr int kUnitBytes = sizeof(format::BlockTQ2_0);
+  static constexpr int kBias[kStepGroups] = {1, 4, 16, 64};  // level + 1 is the code, times 4^g
+
+  struct Unit {
+    const uint8_t* p;
+    __m512 scale;
+
+    explicit Unit(const uint8_t* block) : p(block) {
+      uint16_t d;
+      std::memcpy(&d, p + offsetof(format::BlockTQ2_0, d), sizeof d);
+      const __m512 inverse = _mm512_set_ps(0x1p-6f, 0x1p-6f, 0x1p-6f, 0x1p-6f, 0x1p-4f, 0x1p-4f, 0x1p-4f, 0x1p-4f,
+                                           0x1p-2f, 0x1p-2f, 0x1p-2f, 0x1p-2f, 1.0f, 1.0f, 1.0f, 1.0f);
+      scale = _mm512_mul_ps(_mm512_cvtph_ps(_mm256_set1_epi16(static_cast<short>(d))), inverse);
+    }
+    template <int S>
+    StepWeights step() const {
+      const __m512i keep = _mm512_set_epi32(0xc0c0c0c0, 0xc0c0c0c0, 0xc0c0c0c0, 0xc0c0c0c0, 0x30303030, 0x30303030,
+                                            0x30303030, 0x30303030, 0x0c0c0c0c, 0x0c0c0c0c, 0x0c0c0c0c, 0x0c0c0c0c,
+                                            0x03030303, 0x03030303, 0x03030303, 0x03030303);
+      const auto half = [&](int at) {
+        return _mm512_and_si512(_mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + at))), keep);
+      };
+      return {half(32 * S), half(32 * S + 16), scale};
+    }
+  };
+};
+
+}  // namespace
+
+const GemvFn gemv_tq2_0 = gemv_groups<TQ2_0>;
 
 }  // namespace ggufmm::kernels::avx512

@@ -1,0 +1,389 @@
+// An AVX-512 gemv driver for formats whose weights decode, 128 values (four groups of 32) at a time, to unsigned
+// bytes with one scale per group: the 32-value block formats (four blocks a step) and the ternary ones.
+//
+// The activations are laid out once per call so that each 128-bit lane holds one group (GroupStep): `lo` its
+// values 0-15, `hi` its values 16-31. A format decodes a step's weights to the same layout, as codes
+// c = scale_factor * (level + bias) >= 0, with a float scale (and min) per lane. Per activation row, two u8 x s8
+// dot products then leave a quarter of each group's sum in each of its 4 int32 lanes, and one conversion and one
+// multiply-add scale them: no shuffles per row. The bias term, bias * qsum, seeds the integer sums; the min term of
+// w = d * level + m formats is m * dx * qsum, from the quantized activations like the level term (so the product
+// is that of the exact weights with the quantized activations; see the report on Activations::sum).
+//
+// A format supplies:
+//
+//   struct Format {
+//     static constexpr int kUnitValues;    // values per unit: a multiple of 128
+//     static constexpr int kUnitBytes;
+//     static constexpr int kBlockValues;   // 32 (a row may end inside a unit), or kUnitValues
+//     static constexpr int kBias[4];       // per lane g of a step: the integer sum of lane g is kBias[g] * qsum
+//                                          // too large (the codes' bias, times their factor)
+//     static constexpr bool kHasMin;       // w = d * level + m: StepWeights::min is used
+//     struct Unit {
+//       explicit Unit(const uint8_t* p);   // p: the unit's first byte
+//       template <int S> StepWeights step() const;  // step S of the unit, S < kUnitValues / 128
+//     };
+//   };
+#pragma once
+
+#include <immintrin.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <utility>
+
+#include "kernels/kernels.hpp"
+
+namespace ggufmm::kernels::avx512 {
+namespace {
+
+constexpr int kStepValues = 128;
+constexpr int kStepGroups = kStepValues / kGroup;
+
+// 128 activation values of one row, a group of 32 per 128-bit lane.
+struct alignas(64) GroupStep {
+  int8_t lo[64];     // values 0-15 of each group
+  int8_t hi[64];     // values 16-31
+  int32_t bias[16];  // lane 4g: -kBias[g] * qsum of group g; the other lanes 0
+  float scale[16];   // dx of group g in its 4 lanes
+  float sum[16];     // dx * qsum / 4 of group g in its 4 lanes: the min term (formats with a min only)
+};
+
+// One step of weights: codes in the GroupStep layout, and per lane the float factor of its group (and the min).
+struct StepWeights {
+  __m512i lo, hi;
+  __m512 scale;
+  __m512 min = _mm512_setzero_ps();
+};
+
+// Lane l of 16 takes element l / 4 of 4: the spread of per-group values over their 4 lanes.
+inline __m512i quarter_index() { return _mm512_set_epi32(3, 3, 3, 3, 2, 2, 2, 2, 1, 1, 1, 1, 0, 0, 0, 0); }
+
+// Every activation row of a call in GroupStep layout; groups past the end of the row are zero.
+class GroupActs {
+ public:
+  GroupActs(const Activations& x, const int (&bias)[kStepGroups], bool with_sums)
+      : steps_((x.k + kStepValues - 1) / kStepValues) {
+    data_ = new GroupStep[static_cast<size_t>(x.rows * steps_)];
+    const int64_t groups = x.k / kGroup;
+    const __m512i spread = quarter_index();
+    const __m512i negative_bias = _mm512_set_epi32(0, 0, 0, -bias[3], 0, 0, 0, -bias[2], 0, 0, 0, -bias[1], 0, 0, 0,
+                                                   -bias[0]);
+    for (int r = 0; r < x.rows; ++r) {
+      for (int64_t t = 0; t < steps_; ++t) {
+        GroupStep& s = data_[r * steps_ + t];
+        const int64_t left = x.k - t * kStepValues;  // a positive multiple of 32
+        const int8_t* q = x.q + r * x.k + t * kStepValues;
+        const __m512i a = _mm512_maskz_loadu_epi8(prefix_mask(left), q);
+        const __m512i b = _mm512_maskz_loadu_epi8(prefix_mask(left - 64), q + 64);
+        _mm512_store_si512(s.lo, _mm512_shuffle_i64x2(a, b, 0x88));  // lanes 0, 2 of a, then of b
+        _mm512_store_si512(s.hi, _mm512_shuffle_i64x2(a, b, 0xdd));  // lanes 1, 3 of a, then of b
+        const int64_t g = r * groups + t * kStepGroups;
+        const int64_t groups_here = left < kStepValues ? left / kGroup : kStepGroups;
+        const auto present = static_cast<__mmask8>((1u << groups_here) - 1);
+        const __m128i qsum = _mm_cvtepi16_epi32(_mm_maskz_loadu_epi16(present, x.qsum + g));
+        const __m512i qsums = _mm512_permutexvar_epi32(spread, _mm512_castsi128_si512(qsum));
+        _mm512_store_si512(s.bias, _mm512_mullo_epi32(qsums, negative_bias));
+        const __m512 scale = _mm512_permutexvar_ps(spread, _mm512_castps128_ps512(_mm_maskz_loadu_ps(present, x.d + g)));
+        _mm512_store_ps(s.scale, scale);
+        if (with_sums) {
+          _mm512_store_ps(s.sum, _mm512_mul_ps(_mm512_mul_ps(scale, _mm512_cvtepi32_ps(qsums)), _mm512_set1_ps(0.25f)));
+        }
+      }
+    }
+  }
+  ~GroupActs() { delete[] data_; }
+  GroupActs(const GroupActs&) = delete;
+  GroupActs& operator=(const GroupActs&) = delete;
+
+  const GroupStep* row(int r) const { return data_ + r * steps_; }
+
+ private:
+  // The first n of 64 bytes (n may be negative or above 64).
+  static __mmask64 prefix_mask(int64_t n) {
+    if (n <= 0) return 0;
+    return n >= 64 ? ~__mmask64{0} : (__mmask64{1} << n) - 1;
+  }
+
+  int64_t steps_;
+  GroupStep* data_;
+};
+
+// The sum of 16 lanes. (_mm512_reduce_add_ps, the unmasked shuffles and even _mm512_castps512_ps128 start from
+// GCC 12's self-initialized "undefined" registers, which -Werror=uninitialized can reject; zero-masked forms do not.)
+inline float lane_sum(__m512 v) {
+  v = _mm512_add_ps(v, _mm512_maskz_shuffle_f32x4(0xffff, v, v, 0x4e));
+  v = _mm512_add_ps(v, _mm512_maskz_shuffle_f32x4(0xffff, v, v, 0xb1));
+  __m128 s = _mm512_maskz_extractf32x4_ps(0xf, v, 0);
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  return _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)));
+}
+
+// Accumulators of W weight rows (outputs) against NR activation rows.
+template <int W, int NR, bool kHasMin>
+struct GroupAcc {
+  __m512 level[W][NR];
+  __m512 min[W][kHasMin ? NR : 1];  // a separate chain, so the two multiply-adds of a step do not wait on each other
+
+  GroupAcc() {
+    for (auto& row : level) {
+      for (auto& a : row) a = _mm512_setzero_ps();
+    }
+    for (auto& row : min) {
+      for (auto& a : row) a = _mm512_setzero_ps();
+    }
+  }
+  float total(int w, int r) const {
+    if constexpr (kHasMin) return lane_sum(_mm512_add_ps(level[w][r], min[w][r]));
+    return lane_sum(level[w][r]);
+  }
+};
+
+// Step t of every activation row against one step of each of W weight rows: each activation load serves all W.
+template <int W, int NR, bool kHasMin>
+inline void dot_group_step(const StepWeights (&w)[W], const GroupStep* const (&x)[NR], int64_t t,
+                           GroupAcc<W, NR, kHasMin>& acc) {
+  for (int r = 0; r < NR; ++r) {
+    const GroupStep& s = x[r][t];
+    const __m512i bias = _mm512_load_si512(s.bias), lo = _mm512_load_si512(s.lo), hi = _mm512_load_si512(s.hi);
+    const __m512 scale = _mm512_load_ps(s.scale);
+    for (int j = 0; j < W; ++j) {
+      const __m512i isum = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(bias, w[j].lo, lo), w[j].hi, hi);
+      acc.level[j][r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), _mm512_mul_ps(w[j].scale, scale), acc.level[j][r]);
+      if constexpr (kHasMin) acc.min[j][r] = _mm512_fmadd_ps(w[j].min, _mm512_load_ps(s.sum), acc.min[j][r]);
+    }
+  }
+}
+
+// The units of W weight rows, the first at p, the others `stride` bytes apart.
+template <class F, int W>
+struct RowUnits {
+  typename F::Unit u[W];
+
+  template <int... J>
+  RowUnits(const uint8_t* p, size_t stride, std::integer_sequence<int, J...>) : u{typename F::Unit(p + J * stride)...} {}
+};
+
+// Step S of a unit of W weight rows.
+template <class F, int S, int W, int NR, int... J>
+inline void unit_step(const RowUnits<F, W>& units, const GroupStep* const (&x)[NR], int64_t t,
+                      GroupAcc<W, NR, F::kHasMin>& acc, std::integer_sequence<int, J...>) {
+  const StepWeights steps[W] = {units.u[J].template step<S>()...};
+  dot_group_step<W, NR, F::kHasMin>(steps, x, t + S, acc);
+}
+
+template <class F, int W, int NR, int... S>
+inline void unit_steps(const RowUnits<F, W>& units, const GroupStep* const (&x)[NR], int64_t t,
+                       GroupAcc<W, NR, F::kHasMin>& acc, std::integer_sequence<int, S...>) {
+  (unit_step<F, S, W, NR>(units, x, t, acc, std::make_integer_sequence<int, W>{}), ...);
+}
+
+// A unit of each of W weight rows, the first at p, the others `stride` bytes apart; t is its first step.
+template <class F, int W, int NR>
+inline void group_unit(const uint8_t* p, size_t stride, const GroupStep* const (&x)[NR], int64_t t,
+                       GroupAcc<W, NR, F::kHasMin>& acc) {
+  const RowUnits<F, W> units(p, stride, std::make_integer_sequence<int, W>{});
+  unit_steps<F, W, NR>(units, x, t, acc, std::make_integer_sequence<int, F::kUnitValues / kStepValues>{});
+}
+
+// Weight rows [o, o + W): units along the rows, then the row's last blocks (fewer than a unit) through zero-padded
+// copies, whose missing blocks have zero scales and meet zero activations.
+template <class F, int W, int NR>
+inline void group_rows(const uint8_t* row, size_t row_bytes, const GroupStep* const (&x)[NR], int64_t k, int64_t o,
+                       float* y, int64_t ldy, const float* residual) {
+  constexpr int64_t kUnitSteps = F::kUnitValues / kStepValues;
+  const int64_t units = k / F::kUnitValues;
+  GroupAcc<W, NR, F::kHasMin> acc;
+  for (int64_t u = 0; u < units; ++u) group_unit<F, W, NR>(row + u * F::kUnitBytes, row_bytes, x, u * kUnitSteps, acc);
+  if constexpr (F::kBlockValues < F::kUnitValues) {
+    constexpr int64_t kBlockBytes = F::kUnitBytes / (F::kUnitValues / F::kBlockValues);
+    const int64_t tail_bytes = k % F::kUnitValues / F::kBlockValues * kBlockBytes;
+    if (tail_bytes > 0) {
+      alignas(64) uint8_t padded[W][F::kUnitBytes] = {};
+      for (int j = 0; j < W; ++j) {
+        std::memcpy(padded[j], row + j * row_bytes + units * F::kUnitBytes, static_cast<size_t>(tail_bytes));
+      }
+      group_unit<F, W, NR>(padded[0], F::kUnitBytes, x, units * kUnitSteps, acc);
+    }
+  }
+  for (int j = 0; j < W; ++j) {
+    for (int r = 0; r < NR; ++r) {
+      const int64_t at = r * ldy + o + j;
+      y[at] = acc.total(j, r) + (residual ? residual[at] : 0.0f);
+    }
+  }
+}
+
+template <class F, int NR>
+void gemv_group_rows(const uint8_t* w, size_t row_bytes, int64_t m0, int64_t m1, const GroupActs& acts, int64_t k,
+                     float* y, int64_t ldy, const float* residual) {
+  // Two weight rows at a time halve the activation loads per weight byte, where their accumulators fit registers.
+  constexpr int kW = NR * (F::kHasMin ? 2 : 1) <= 8 ? 2 : 1;
+  const GroupStep* x[NR];
+  for (int r = 0; r < NR; ++r) x[r] = acts.row(r);
+  int64_t o = m0;
+  for (; o + kW <= m1; o += kW) group_rows<F, kW, NR>(w + static_cast<size_t>(o) * row_bytes, row_bytes, x, k, o, y, ldy, residual);
+  for (; o < m1; ++o) group_rows<F, 1, NR>(w + static_cast<size_t>(o) * row_bytes, row_bytes, x, k, o, y, ldy, residual);
+}
+
+template <class F>
+void gemv_groups(const uint8_t* w, size_t row_bytes, int64_t m0, int64_t m1, const Activations& x, float* y,
+                 int64_t ldy, const float* residual) {
+  const GroupActs acts(x, F::kBias, F::kHasMin);
+  with_rows(x.rows, [&]<int NR>() { gemv_group_rows<F, NR>(w, row_bytes, m0, m1, acts, x.k, y, ldy, residual); });
+}
+
+// ---- Gathering a unit of four 32-value blocks into lanes.
+
+// Two 64-byte windows of a unit, at byte offsets a and b, from which one two-source dword permute picks four runs
+// of 16 bytes (one per lane); a < 0 where no such pair exists.
+struct RunWindows {
+  int a = -1, b = -1;
+};
+constexpr bool run_fits(int run, int window, int unit_bytes) {
+  return window >= 0 && window + 64 <= unit_bytes && run >= window && run + 16 <= window + 64 && (run - window) % 4 == 0;
+}
+constexpr RunWindows plan_runs(const int (&runs)[4], int unit_bytes) {
+  for (int a = 0; a + 64 <= unit_bytes; ++a) {
+    for (int b = a; b + 64 <= unit_bytes; ++b) {
+      bool all = true;
+      for (const int run : runs) all = all && (run_fits(run, a, unit_bytes) || run_fits(run, b, unit_bytes));
+      if (all) return {a, b};
+    }
+  }
+  return {};
+}
+
+// Lane indices for the permutes, as constants.
+template <class T, int N>
+struct Index {
+  alignas(64) T v[N];
+};
+
+// The dword permute index of plan_runs: dword j of lane g from window a where run g fits it, else from window b.
+constexpr Index<int, 16> run_index(const int (&runs)[4], RunWindows w, int unit_bytes) {
+  Index<int, 16> idx{};
+  for (int g = 0; g < 4; ++g) {
+    for (int j = 0; j < 4; ++j) {
+      idx.v[4 * g + j] = run_fits(runs[g], w.a, unit_bytes) ? (runs[g] - w.a) / 4 + j : 16 + (runs[g] - w.b) / 4 + j;
+    }
+  }
+  return idx;
+}
+
+// Four runs of 16 bytes at the given byte offsets of a unit, run g in lane g.
+template <int kUnitBytes, int R0, int R1, int R2, int R3>
+inline __m512i gather_runs16(const uint8_t* p) {
+  static constexpr int kRuns[4] = {R0, R1, R2, R3};
+  static constexpr RunWindows kPlan = plan_runs(kRuns, kUnitBytes);
+  if constexpr (kPlan.a >= 0) {
+    static constexpr Index<int, 16> kIdx = run_index(kRuns, kPlan, kUnitBytes);
+    return _mm512_permutex2var_epi32(_mm512_loadu_si512(p + kPlan.a), _mm512_load_si512(kIdx.v),
+                                     _mm512_loadu_si512(p + kPlan.b));
+  } else {
+    const auto run = [p](int at) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + at)); };
+    __m512i v = _mm512_castsi128_si512(run(R0));
+    v = _mm512_inserti32x4(v, run(R1), 1);
+    v = _mm512_inserti32x4(v, run(R2), 2);
+    return _mm512_inserti32x4(v, run(R3), 3);
+  }
+}
+
+// Where gather_halves finds four halves: a first window at the first half, and where it does not reach the last,
+// a second window ending with it.
+struct HalfWindows {
+  int first, second;
+  bool in_first[4];
+};
+constexpr HalfWindows plan_halves(const int (&at)[4]) {
+  HalfWindows w{at[0], at[3] + 2 - 64, {}};
+  for (int g = 0; g < 4; ++g) w.in_first[g] = at[g] + 2 <= w.first + 64;
+  return w;
+}
+constexpr Index<short, 32> half_index(const int (&at)[4], HalfWindows w) {
+  Index<short, 32> idx{};
+  for (int l = 0; l < 16; ++l) {
+    const int g = l / 4;
+    idx.v[l] = static_cast<short>((at[g] - (w.in_first[g] ? w.first : w.second)) / 2);
+  }
+  return idx;
+}
+
+// Four f16 values at the given (even, increasing) byte offsets of a unit, converted and spread over 4 lanes each:
+// value g in lanes 4g..4g+3. One word permute where a 64-byte window holds all four, else two.
+template <int kUnitBytes, int H0, int H1, int H2, int H3>
+inline __m512 gather_halves(const uint8_t* p) {
+  static constexpr int kAt[4] = {H0, H1, H2, H3};
+  static constexpr HalfWindows kPlan = plan_halves(kAt);
+  static constexpr Index<short, 32> kIdx = half_index(kAt, kPlan);
+  static_assert(H0 % 2 == 0 && H1 % 2 == 0 && H2 % 2 == 0 && H3 % 2 == 0 && H0 < H1 && H1 < H2 && H2 < H3);
+  static_assert(kPlan.first + 64 <= kUnitBytes && H3 + 2 <= kUnitBytes);
+  const __m512i idx = _mm512_load_si512(kIdx.v);
+  __m512i halves = _mm512_permutexvar_epi16(idx, _mm512_loadu_si512(p + kPlan.first));
+  if constexpr (!kPlan.in_first[3]) {
+    static_assert(kPlan.in_first[0] && kPlan.second >= 0 && (kPlan.in_first[1] || H1 >= kPlan.second) &&
+                  (kPlan.in_first[2] || H2 >= kPlan.second));
+    constexpr __mmask32 kFromSecond = (kPlan.in_first[1] ? 0 : 0xf0) | (kPlan.in_first[2] ? 0 : 0xf00) | 0xf000;
+    halves = _mm512_mask_permutexvar_epi16(halves, kFromSecond, idx, _mm512_loadu_si512(p + kPlan.second));
+  }
+  return _mm512_cvtph_ps(_mm512_castsi512_si256(halves));
+}
+
+// Low and high nibbles of 16 code bytes per lane: values 0-15 and 16-31 of each block.
+inline void split_nibbles(__m512i codes, __m512i& lo, __m512i& hi) {
+  const __m512i low = _mm512_set1_epi8(0x0f);
+  lo = _mm512_and_si512(codes, low);
+  hi = _mm512_and_si512(_mm512_srli_epi16(codes, 4), low);
+}
+
+// Adds 16 to the codes whose fifth bit is set: bit j of block g's 32-bit qh (at byte kQh of the block) belongs to
+// value j, that is byte j of lane g of lo for j < 16, byte j - 16 of lane g of hi for the rest.
+template <int kBlockBytes, int kQh>
+inline void add_fifth_bits(const uint8_t* p, __m512i& lo, __m512i& hi) {
+  uint64_t lo_bits = 0, hi_bits = 0;
+  for (int g = 0; g < kStepGroups; ++g) {
+    uint32_t qh;
+    std::memcpy(&qh, p + kQh + g * kBlockBytes, sizeof qh);
+    lo_bits |= static_cast<uint64_t>(qh & 0xffff) << (16 * g);
+    hi_bits |= static_cast<uint64_t>(qh >> 16) << (16 * g);
+  }
+  const __m512i sixteen = _mm512_set1_epi8(16);
+  lo = _mm512_mask_add_epi8(lo, _cvtu64_mask64(lo_bits), lo, sixteen);
+  hi = _mm512_mask_add_epi8(hi, _cvtu64_mask64(hi_bits), hi, sixteen);
+}
+
+// Q4_0, Q4_1, Q5_0, Q5_1, four blocks a unit: the levels are the codes, the _0 formats centre them with the bias
+// (8 or 16), the _1 formats add their min.
+template <class Block>
+struct Legacy32 {
+  static constexpr bool kHasMin = requires(const Block& b) { b.m; };
+  static constexpr bool kHasFifthBit = requires(const Block& b) { b.qh; };
+  static constexpr int kBlockValues = 32;
+  static constexpr int kUnitValues = kStepValues;
+  static constexpr int kBlockBytes = sizeof(Block);
+  static constexpr int kUnitBytes = kStepGroups * kBlockBytes;
+  static constexpr int kLevelBias = kHasMin ? 0 : kHasFifthBit ? 16 : 8;
+  static constexpr int kBias[kStepGroups] = {kLevelBias, kLevelBias, kLevelBias, kLevelBias};
+
+  struct Unit {
+    StepWeights w;
+
+    explicit Unit(const uint8_t* p) {
+      constexpr int q = offsetof(Block, qs), d = offsetof(Block, d), b = kBlockBytes;
+      split_nibbles(gather_runs16<kUnitBytes, q, q + b, q + 2 * b, q + 3 * b>(p), w.lo, w.hi);
+      if constexpr (kHasFifthBit) add_fifth_bits<kBlockBytes, offsetof(Block, qh)>(p, w.lo, w.hi);
+      w.scale = gather_halves<kUnitBytes, d, d + b, d + 2 * b, d + 3 * b>(p);
+      if constexpr (kHasMin) {
+        constexpr int m = offsetof(Block, m);
+        w.min = gather_halves<kUnitBytes, m, m + b, m + 2 * b, m + 3 * b>(p);
+      }
+    }
+    template <int S>
+    const StepWeights& step() const {
+      return w;
+    }
+  };
+};
+
+}  // namespace
+}  // namespace ggufmm::kernels::avx512
