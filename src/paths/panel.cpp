@@ -25,7 +25,6 @@ PanelShape PanelBuffer::decode(const format::Format& f, const Weight& w, int64_t
     }
   }
   PanelShape shape;
-  for (const int8_t v : values_) shape.max_code = std::max<int>(shape.max_code, v);
   for (size_t s = 0; s < row_scales_.size(); s += 2) {
     shape.pairs = shape.pairs && row_scales_[s] == row_scales_[s + 1] && row_offsets_[s] == row_offsets_[s + 1];
     shape.asymmetric = shape.asymmetric || row_offsets_[s] != 0.0f || row_offsets_[s + 1] != 0.0f;
@@ -53,7 +52,7 @@ const kernels::Panel& PanelBuffer::pack(const PanelShape& shape) {
       if (shape.asymmetric) offsets_[at] = row_offsets_[l * subs + g * step];
     }
   }
-  panel_ = {group, shape.center(), codes_.data(), scales_.data(), shape.asymmetric ? offsets_.data() : nullptr};
+  panel_ = {group, codes_.data(), scales_.data(), shape.asymmetric ? offsets_.data() : nullptr};
   return panel_;
 }
 

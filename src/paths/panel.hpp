@@ -9,18 +9,12 @@
 
 namespace ggufmm::paths {
 
-// How a panel's 16-value scales can be grouped (by 32 where every pair agrees), whether any offset is set, and
-// the largest code: the codes of asymmetric weights run from 0 up, and the middle of that range is the centre
-// the kernels subtract (kernels/tile.hpp).
+// How a panel's 16-value scales can be grouped (by 32 where every pair agrees) and whether any offset is set.
 struct PanelShape {
   bool pairs = true;
   bool asymmetric = false;
-  int max_code = 0;
-  PanelShape operator&(const PanelShape& o) const {
-    return {pairs && o.pairs, asymmetric || o.asymmetric, max_code > o.max_code ? max_code : o.max_code};
-  }
+  PanelShape operator&(const PanelShape& o) const { return {pairs && o.pairs, asymmetric || o.asymmetric}; }
   int group() const { return pairs ? 32 : 16; }
-  int center() const { return asymmetric ? (max_code + 1) / 2 : 0; }
 };
 
 // A thread's decoded panel: storage plus the Panel view the kernels read.

@@ -275,8 +275,8 @@ namespace {
 // decoded once for all activation rows, and each row adds one integer dot product, scaled per sub-block of 16 in
 // the integer domain (scaled_dot) where the format's scales are per 16, then one float multiply-add by the group's
 // scale. Formats whose scales are per 32 (Q4_K, Q5_K) fold their scale into that float instead. Asymmetric formats
-// multiply centred codes q - c as the portable kernel does (kernels.hpp, asymmetric_center) and subtract
-// (dmin * m - c * d * sc) times the exact f32 sums.
+// multiply centred codes q - c (c the middle code, keeping the int16 partial sums small) and subtract
+// (dmin * m - c * d * sc) times the activation sums.
 //
 //   struct Format {
 //     using Block = ...;

@@ -292,7 +292,7 @@ namespace {
 
 // ---- K-quants (Q2_K, Q3_K, Q4_K, Q5_K, Q6_K): 256-value super-blocks whose sub-blocks of 16 or 32 carry small
 // integer scales. Every format's codes are taken as u = q + c >= 0 with a centre c (Q3_K, Q6_K: their own bias;
-// Q2_K, Q4_K, Q5_K: the portable kernel's asymmetric_center, whose min term absorbs c * d * sc), so the integer
+// Q2_K, Q4_K, Q5_K: the middle code, whose min term absorbs c * d * sc), so the integer
 // dot of a lane is dpbusd(u, x) - c * (sum of the lane's 4 activations). That correction depends on the
 // activations only: each call computes it once per row and feeds it to dpbusd as the accumulator.
 //
@@ -300,7 +300,7 @@ namespace {
 // scale words of two chunk pairs. Each row then takes per chunk one dpbusd (lane l: values 4l..4l+3, inside one
 // sub-block of 16 and one activation group), packs each chunk pair to int16 (a centred 4-value dot stays under
 // 2^15), applies the sub-block scales with one vpmaddwd per pair, and ends with one float multiply-add per pair
-// against the activation scales spread over its lanes. The min term is one multiply-add against the exact sums.
+// against the activation scales spread over its lanes. The min term is one multiply-add against the activation sums.
 
 // One super-block, decoded.
 struct KDecoded {

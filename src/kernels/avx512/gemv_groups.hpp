@@ -7,7 +7,7 @@
 // dot products then leave a quarter of each group's sum in each of its 4 int32 lanes, and one conversion and one
 // multiply-add scale them: no shuffles per row. The bias term, bias * qsum, seeds the integer sums; the min term of
 // w = d * level + m formats is m * dx * qsum, from the quantized activations like the level term (so the product
-// is that of the exact weights with the quantized activations; see the report on Activations::sum).
+// is that of the exact weights with the quantized activations, as in every kernel: see kernels.hpp, Activations).
 //
 // A format supplies:
 //

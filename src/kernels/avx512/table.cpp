@@ -5,14 +5,15 @@ namespace ggufmm::kernels {
 const IsaKernels& avx512_kernels() {
   static const IsaKernels table = [] {
     IsaKernels t{runtime::Isa::Avx512, nullptr, {}};
-    // A null entry (no kernel at this level yet) falls back to the level below. Not listed yet (they do not
-    // agree with the portable level within 1e-10; open work): q4_1, q5_1.
+    // A null entry (no kernel at this level yet) falls back to the level below.
     auto set = [&t](Type type, GemvFn fn) { t.gemv[static_cast<size_t>(type)] = fn; };
     set(Type::F32, avx512::gemv_f32);
     set(Type::F16, avx512::gemv_f16);
     set(Type::BF16, avx512::gemv_bf16);
     set(Type::Q4_0, avx512::gemv_q4_0);
+    set(Type::Q4_1, avx512::gemv_q4_1);
     set(Type::Q5_0, avx512::gemv_q5_0);
+    set(Type::Q5_1, avx512::gemv_q5_1);
     set(Type::Q8_0, avx512::gemv_q8_0);
     set(Type::Q2_K, avx512::gemv_q2_K);
     set(Type::Q3_K, avx512::gemv_q3_K);

@@ -1,7 +1,7 @@
 // The int8 tile kernel, AVX-512 VNNI: 16 weight rows per register (one int32 lane each), 1 or 2 panels, up to
 // 6 activation rows, so up to 12 int32 and 12 f32 accumulators stay in registers. Per group of S values the
 // int32 dot products (vpdpbusd: unsigned weight codes x broadcast signed activation codes) become f32 once,
-// scaled by weight scale x activation scale; asymmetric weights subtract offset x exact activation sum.
+// scaled by weight scale x activation scale; asymmetric weights subtract offset x activation sum.
 #include <immintrin.h>
 
 #include <cstring>
@@ -27,12 +27,10 @@ void tile_rows(const Panel* panels, int valid, const TileActivations& x, int64_t
   for (int r = 0; r < NR; ++r) {
     for (int p = 0; p < P; ++p) acc[r][p] = _mm512_setzero_ps();
   }
-  // Both panels of a call share the centre (panels are packed with one shape).
-  const int32_t shift = -(128 + panels[0].center);
   for (int64_t g = 0; g < groups; ++g) {
     __m512i t[NR][P];
     for (int r = 0; r < NR; ++r) {
-      const __m512i bias = _mm512_set1_epi32(shift * x.qsum[(r0 + r) * groups + g]);
+      const __m512i bias = _mm512_set1_epi32(-128 * x.qsum[(r0 + r) * groups + g]);
       for (int p = 0; p < P; ++p) t[r][p] = bias;
     }
     for (int c = 0; c < S / 4; ++c) {
@@ -47,10 +45,7 @@ void tile_rows(const Panel* panels, int valid, const TileActivations& x, int64_t
     __m512 scale[P], offset[P];
     for (int p = 0; p < P; ++p) {
       scale[p] = _mm512_loadu_ps(panels[p].scales + g * 16);
-      if constexpr (Asym) {
-        offset[p] = _mm512_fnmadd_ps(_mm512_set1_ps(static_cast<float>(panels[p].center)), scale[p],
-                                     _mm512_loadu_ps(panels[p].offsets + g * 16));
-      }
+      if constexpr (Asym) offset[p] = _mm512_loadu_ps(panels[p].offsets + g * 16);
     }
     for (int r = 0; r < NR; ++r) {
       const __m512 dx = _mm512_set1_ps(x.d[(r0 + r) * code_groups + g * S / 32]);

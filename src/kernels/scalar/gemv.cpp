@@ -14,7 +14,6 @@ void gemv_int8(const uint8_t* w, size_t row_bytes, int64_t m0, int64_t m1, const
   const format::Format& f = *format::find(T);
   const int64_t blocks = x.k / f.info.block_size;
   const int subs = f.info.block_size / format::Int8Block::kSubBlock;
-  constexpr int kCenter = asymmetric_center(T);
   format::Int8Block b;
   for (int64_t o = m0; o < m1; ++o) {
     const uint8_t* row = w + static_cast<size_t>(o) * row_bytes;
@@ -27,11 +26,10 @@ void gemv_int8(const uint8_t* w, size_t row_bytes, int64_t m0, int64_t m1, const
           const int8_t* xq = x.q + r * x.k + i;
           const int8_t* wq = b.q + s * format::Int8Block::kSubBlock;
           int isum = 0;
-          for (int l = 0; l < format::Int8Block::kSubBlock; ++l) isum += (wq[l] - kCenter) * xq[l];
+          for (int l = 0; l < format::Int8Block::kSubBlock; ++l) isum += wq[l] * xq[l];
           const float dx = x.d[(r * x.k + i) / kGroup];
           const float sx = x.sum[(r * x.k + i) / kSumGroup];
-          const float offset = b.offset[s] - static_cast<float>(kCenter) * b.scale[s];
-          acc[r] += b.scale[s] * dx * static_cast<float>(isum) - offset * sx;
+          acc[r] += b.scale[s] * dx * static_cast<float>(isum) - b.offset[s] * sx;
         }
       }
     }

@@ -1,4 +1,4 @@
-// Activation quantization, portable: int8 in groups of 32 with one scale each, plus exact sums.
+// Activation quantization, portable: int8 in groups of 32 with one scale each, plus their sums.
 // Every ISA variant rounds the same way (x * (1/d), ties to even) so that all variants see the same integers.
 #include <cmath>
 #include <cstdlib>
@@ -29,10 +29,13 @@ void quantize_act(const float* x, int rows, int64_t k, int8_t* q, float* d, int1
     }
     d[g] = scale;
     qsum[g] = static_cast<int16_t>(total);
+    // The offset term of w = d*q - m multiplies the sum of the quantized activations, not of x: then every
+    // format computes exactly sum_i w_i * xq_i, and an offset adds no error beyond the activations' own rounding
+    // (with the sum of x, the error would grow with m itself).
     for (int h = 0; h < kGroup / kSumGroup; ++h) {
-      float s = 0.0f;
-      for (int i = 0; i < kSumGroup; ++i) s += xg[h * kSumGroup + i];
-      sum[g * 2 + h] = s;
+      int part = 0;
+      for (int i = 0; i < kSumGroup; ++i) part += qg[h * kSumGroup + i];
+      sum[g * 2 + h] = scale * static_cast<float>(part);
     }
   }
 }
