@@ -104,7 +104,9 @@ struct Options {
   int threads = 0;  // 0: all cores
 };
 
-// Y[rows, m] = X[rows, k] * W^T (+ R[rows, m] when residual is not null). All row-major f32.
+// Y[rows, m] = X[rows, k] * W^T (+ R[rows, m] when residual is not null). All row-major f32; residual may be y
+// itself. Every path classifies outputs as the exact product does: NaN where it is NaN, infinite (of the same
+// sign) where it is infinite, finite where it is finite, whatever NaN or infinite scales or activations go in.
 void matmul(const Weight& w, const float* x, int64_t rows, float* y, const float* residual = nullptr,
             const Options& options = {});
 

@@ -3,6 +3,7 @@
 
 #include <array>
 #include <cstdlib>
+#include <functional>
 #include <limits>
 #include <fmt/format.h>
 
@@ -32,6 +33,11 @@ const format::Format& weight_format(const Weight& w) {
   }
   if (!w.data) bad_usage(fmt::format("{}: no data", label(w)));
   return *f;
+}
+
+// Whether n floats at a and at b share memory (compared as addresses, which std::less orders totally).
+bool overlaps(const float* a, const float* b, int64_t n) {
+  return std::less<const float*>()(a, b + n) && std::less<const float*>()(b, a + n);
 }
 
 void require(bool ok, const std::string& message) {
@@ -108,6 +114,12 @@ void matmul(const Weight& w, const float* x, int64_t rows, float* y, const float
   require(rows >= 0, fmt::format("{}: negative row count {}", label(w), rows));
   if (rows == 0) return;
   require(x && y, fmt::format("{}: null activations or output", label(w)));
+  // Doubtful outputs are recomputed from the residual after y is written: an in-place residual is copied first.
+  std::vector<float> residual_copy;
+  if (residual && overlaps(residual, y, rows * w.m)) {
+    residual_copy.assign(residual, residual + rows * w.m);
+    residual = residual_copy.data();
+  }
   const paths::MatmulCall call{w, x, rows, y, residual, options.threads};
   switch (resolve(w, options.path, rows)) {
     case Path::Auto:
@@ -124,6 +136,7 @@ void matmul(const Weight& w, const float* x, int64_t rows, float* y, const float
       paths::dense_matmul(call);
       break;
   }
+  paths::recompute_doubtful(call);
 }
 
 void mul_mat_id(const Weight& w, const float* act, int64_t tokens, int64_t act_slots, const int32_t* ids,
@@ -141,6 +154,11 @@ void mul_mat_id(const Weight& w, const float* act, int64_t tokens, int64_t act_s
                             i % slots, w.experts));
     }
   }
+  std::vector<float> residual_copy;
+  if (residual && overlaps(residual, y, tokens * slots * w.m)) {
+    residual_copy.assign(residual, residual + tokens * slots * w.m);
+    residual = residual_copy.data();
+  }
   const paths::MulMatIdCall call{w, act, tokens, act_slots, ids, slots, y, residual, options.threads};
   // `ref` is the reference; every other path means the expert-grouped kernels, which pick gemv or tiled per
   // expert by its row count (a dense copy per expert is not kept).
@@ -149,6 +167,7 @@ void mul_mat_id(const Weight& w, const float* act, int64_t tokens, int64_t act_s
   } else {
     paths::moe_mul_mat_id(call);
   }
+  paths::recompute_doubtful(call);
 }
 
 DenseCacheStats dense_cache_stats() { return paths::DenseCache::global().stats(); }

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "format/registry.hpp"
 #include "ggufmm/ggufmm.hpp"
 #include "kernels/kernels.hpp"
 #include "paths/activations.hpp"
@@ -47,6 +48,17 @@ void gemv_matmul(const MatmulCall& call);
 // Experts: rows grouped by expert (quantized once, before grouping), each group through the decode kernels
 // (1 to 7 rows) or the tile kernels (more), so no row is ever computed for padding.
 void moe_mul_mat_id(const MulMatIdCall& call);
+
+// Outputs that are NaN, infinite or near the f32 range's edge, recomputed exactly (in double, as the reference
+// does). Non-finite inputs reach every path's outputs as non-finite, but not always as the same kind: an integer
+// dot product turns an infinite scale times a zero sum into NaN where the exact sum is infinite, and f32 partial
+// sums overflow where a double sum does not. Recomputing these few outputs gives every path the reference's
+// classification. Reads the residual again: it must not be y itself.
+void recompute_doubtful(const MatmulCall& call);
+void recompute_doubtful(const MulMatIdCall& call);
+
+// Row o of a matrix (of w's row length and type), dequantized into out.
+void dequantize_row(const format::Format& f, const Weight& w, const uint8_t* matrix, int64_t o, float* out);
 
 // The column loops the paths share: outputs [m0, m1) of every row of x, into y (rows ldy apart).
 void gemv_columns(const Weight& w, const ActivationBuffer& x, int64_t m0, int64_t m1, float* y, int64_t ldy,

@@ -17,15 +17,6 @@ float dot(const float* a, const float* b, int64_t k) {
   return sum;
 }
 
-// Dequantizes row `o` of a matrix into `out`, one block at a time.
-void dequantize_row(const format::Format& f, const Weight& w, const uint8_t* matrix, int64_t o, float* out) {
-  const uint8_t* row = matrix + static_cast<size_t>(o) * w.row_bytes();
-  const int64_t blocks = w.k / f.info.block_size;
-  for (int64_t b = 0; b < blocks; ++b) {
-    f.dequantize(row + b * f.info.block_bytes, out + b * f.info.block_size, f.info.block_size);
-  }
-}
-
 }  // namespace
 
 void ref_matmul(const MatmulCall& c) {

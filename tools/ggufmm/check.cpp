@@ -48,7 +48,7 @@ double tolerance(Path path) {
     case Path::Tiled:
       return 1e-3;  // int8 activations on small random shapes (the test suite holds the golden bounds)
     case Path::Dense:
-      return 2e-5;  // bf16 copies
+      return 1e-4;  // bf16 copies (weights and activations rounded to 8 bits) on one-block dot products
   }
   return 0.0;
 }

@@ -1,6 +1,8 @@
 // Activation quantization, portable: int8 in groups of 32 with one scale each, plus their sums.
 // Every ISA variant rounds the same way (x * (1/d), ties to even) so that all variants see the same integers.
+#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <cstdlib>
 
 #include "kernels/scalar/scalar.hpp"
@@ -13,10 +15,13 @@ void quantize_act(const float* x, int rows, int64_t k, int8_t* q, float* d, int1
     const float* xg = x + g * kGroup;
     int8_t* qg = q + g * kGroup;
     float amax = 0.0f;
+    bool nan = false;
     for (int i = 0; i < kGroup; ++i) {
       const float a = std::fabs(xg[i]);
-      if (!(a <= amax)) amax = a;  // NaN wins, so a group holding one is seen as non-finite
+      nan = nan || std::isnan(a);
+      amax = std::max(amax, a);
     }
+    if (nan) amax = std::numeric_limits<float>::quiet_NaN();  // so a group holding one is seen as non-finite
     // A non-finite group keeps its NaN or infinity in the scale (and zero codes), so it poisons the result.
     // A group so small that 127 / amax overflows (below 1e-36) counts as zero.
     const float inverse = amax != 0.0f ? 127.0f / amax : 0.0f;

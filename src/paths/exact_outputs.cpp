@@ -1,0 +1,62 @@
+// Outputs whose classification a fast path may get wrong, recomputed exactly.
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "format/registry.hpp"
+#include "paths/paths.hpp"
+
+namespace ggufmm::paths {
+namespace {
+
+// NaN, infinite, or within a factor 2 of the f32 range (where the exact value may overflow and the fast one not).
+bool doubtful(float v) { return !(std::fabs(v) <= std::numeric_limits<float>::max() / 2); }
+
+// Weight row times activation row, summed in double, plus the residual: the exact reference for one output.
+float exact_output(const format::Format& f, const Weight& w, const uint8_t* matrix, int64_t o, const float* x,
+                   const float* residual, std::vector<float>& row) {
+  row.resize(static_cast<size_t>(w.k));
+  dequantize_row(f, w, matrix, o, row.data());
+  double sum = residual ? static_cast<double>(*residual) : 0.0;
+  for (int64_t i = 0; i < w.k; ++i) sum += static_cast<double>(row[static_cast<size_t>(i)]) * x[i];
+  return static_cast<float>(sum);
+}
+
+}  // namespace
+
+void dequantize_row(const format::Format& f, const Weight& w, const uint8_t* matrix, int64_t o, float* out) {
+  const uint8_t* row = matrix + static_cast<size_t>(o) * w.row_bytes();
+  const int64_t blocks = w.k / f.info.block_size;
+  for (int64_t b = 0; b < blocks; ++b) {
+    f.dequantize(row + b * f.info.block_bytes, out + b * f.info.block_size, f.info.block_size);
+  }
+}
+
+void recompute_doubtful(const MatmulCall& c) {
+  const format::Format& f = *format::find(c.w.type);
+  std::vector<float> row;
+  for (int64_t r = 0; r < c.rows; ++r) {
+    for (int64_t o = 0; o < c.w.m; ++o) {
+      const int64_t at = r * c.w.m + o;
+      if (!doubtful(c.y[at])) continue;
+      c.y[at] = exact_output(f, c.w, static_cast<const uint8_t*>(c.w.data), o, c.x + r * c.w.k,
+                             c.residual ? c.residual + at : nullptr, row);
+    }
+  }
+}
+
+void recompute_doubtful(const MulMatIdCall& c) {
+  const format::Format& f = *format::find(c.w.type);
+  std::vector<float> row;
+  for (int64_t ts = 0; ts < c.tokens * c.slots; ++ts) {
+    const uint8_t* matrix = static_cast<const uint8_t*>(c.w.data) + static_cast<size_t>(c.ids[ts]) * c.w.expert_bytes();
+    const int64_t act_row = (ts / c.slots) * c.act_slots + (c.act_slots == 1 ? 0 : ts % c.slots);
+    for (int64_t o = 0; o < c.w.m; ++o) {
+      const int64_t at = ts * c.w.m + o;
+      if (!doubtful(c.y[at])) continue;
+      c.y[at] = exact_output(f, c.w, matrix, o, c.act + act_row * c.w.k, c.residual ? c.residual + at : nullptr, row);
+    }
+  }
+}
+
+}  // namespace ggufmm::paths
