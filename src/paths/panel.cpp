@@ -1,6 +1,7 @@
 #include "paths/panel.hpp"
 
 #include <algorithm>
+#include <cstring>
 
 namespace ggufmm::paths {
 
@@ -9,7 +10,8 @@ using kernels::kPanelRows;
 PanelShape PanelBuffer::decode(const format::Format& f, const Weight& w, int64_t o0, int rows) {
   k_ = w.k;
   const int64_t subs = k_ / 16;
-  values_.assign(static_cast<size_t>(kPanelRows * k_), 0);
+  // Rows past `rows` stay zero: code 128 is the value 0.
+  codes_.assign(static_cast<size_t>(kPanelRows * k_), 128);
   row_scales_.assign(static_cast<size_t>(kPanelRows * subs), 0.0f);
   row_offsets_.assign(row_scales_.size(), 0.0f);
   const int64_t blocks = k_ / f.info.block_size;
@@ -19,7 +21,15 @@ PanelShape PanelBuffer::decode(const format::Format& f, const Weight& w, int64_t
     const auto* row = static_cast<const uint8_t*>(w.data) + static_cast<size_t>(o0 + l) * w.row_bytes();
     for (int64_t j = 0; j < blocks; ++j) {
       f.decode(row + j * f.info.block_bytes, b);
-      std::copy_n(b.q, f.info.block_size, values_.begin() + l * k_ + j * f.info.block_size);
+      // Straight into the kernels' layout: 4 values a word, this row's word of every 64-byte chunk; the sign bit
+      // flipped makes the int8 value q the unsigned code q + 128.
+      uint8_t* chunk = codes_.data() + (j * f.info.block_size / 4) * 64 + l * 4;
+      for (int i = 0; i < f.info.block_size; i += 4) {
+        uint32_t word;
+        std::memcpy(&word, b.q + i, 4);
+        word ^= 0x80808080u;
+        std::memcpy(chunk + (i / 4) * 64, &word, 4);
+      }
       std::copy_n(b.scale, block_subs, row_scales_.begin() + l * subs + j * block_subs);
       std::copy_n(b.offset, block_subs, row_offsets_.begin() + l * subs + j * block_subs);
     }
@@ -35,14 +45,6 @@ PanelShape PanelBuffer::decode(const format::Format& f, const Weight& w, int64_t
 const kernels::Panel& PanelBuffer::pack(const PanelShape& shape) {
   const int group = shape.group(), step = group / 16;
   const int64_t subs = k_ / 16, groups = k_ / group;
-  codes_.resize(static_cast<size_t>(kPanelRows * k_));
-  for (int64_t c = 0; c < k_ / 4; ++c) {
-    for (int l = 0; l < kPanelRows; ++l) {
-      for (int i = 0; i < 4; ++i) {
-        codes_[static_cast<size_t>(c * 64 + l * 4 + i)] = static_cast<uint8_t>(values_[l * k_ + c * 4 + i] + 128);
-      }
-    }
-  }
   scales_.resize(static_cast<size_t>(groups * kPanelRows));
   offsets_.resize(shape.asymmetric ? scales_.size() : 0);
   for (int64_t g = 0; g < groups; ++g) {

@@ -21,16 +21,15 @@ struct PanelShape {
 class PanelBuffer {
  public:
   // Decodes rows [o0, o0 + rows) of w (rows <= 16; the rest of the panel is zero) with the format's exact
-  // decoder, and says how its scales group.
+  // decoder into the kernels' code layout, and says how its scales group.
   PanelShape decode(const format::Format& f, const Weight& w, int64_t o0, int rows);
-  // Interleaves the decoded rows into the kernels' layout, with scales (and offsets) per group of S values.
+  // Groups the scales (and offsets) per S values as the shape says, and returns the kernels' view.
   const kernels::Panel& pack(const PanelShape& shape);
 
  private:
   int64_t k_ = 0;
-  std::vector<int8_t> values_;                   // [16][k] decoded codes, row-major
+  std::vector<uint8_t> codes_;                   // [k / 4][16][4]
   std::vector<float> row_scales_, row_offsets_;  // [16][k / 16]
-  std::vector<uint8_t> codes_;
   std::vector<float> scales_, offsets_;
   kernels::Panel panel_;
 };

@@ -6,6 +6,8 @@
 
 namespace ggufmm::kernels::GGUFMM_LEVEL {
 
+extern const QuantizeActFn quantize_act;
+
 extern const GemvFn gemv_f32;
 extern const GemvFn gemv_f16;
 extern const GemvFn gemv_bf16;

@@ -5,9 +5,9 @@ namespace ggufmm::kernels {
 const IsaKernels& GGUFMM_LEVEL_TABLE() {
   static const IsaKernels table = [] {
 #if defined(__AVXVNNI__)
-    IsaKernels t{runtime::Isa::AvxVnni, nullptr, {}};
+    IsaKernels t{runtime::Isa::AvxVnni, GGUFMM_LEVEL::quantize_act, {}};
 #else
-    IsaKernels t{runtime::Isa::Avx2, nullptr, {}};
+    IsaKernels t{runtime::Isa::Avx2, GGUFMM_LEVEL::quantize_act, {}};
 #endif
     // A null entry (no kernel at this level yet) falls back to the level below.
     auto set = [&t](Type type, GemvFn fn) { t.gemv[static_cast<size_t>(type)] = fn; };

@@ -8,6 +8,7 @@ namespace ggufmm::kernels::avx512 {
 
 // Tile kernels by [group == 32][asymmetric].
 extern const TileFn tile_int8[2][2];
+extern const QuantizeActFn quantize_act;
 
 extern const GemvFn gemv_f32;
 extern const GemvFn gemv_f16;

@@ -4,7 +4,7 @@ namespace ggufmm::kernels {
 
 const IsaKernels& avx512_kernels() {
   static const IsaKernels table = [] {
-    IsaKernels t{runtime::Isa::Avx512, nullptr, {}};
+    IsaKernels t{runtime::Isa::Avx512, avx512::quantize_act, {}};
     // A null entry (no kernel at this level yet) falls back to the level below.
     auto set = [&t](Type type, GemvFn fn) { t.gemv[static_cast<size_t>(type)] = fn; };
     set(Type::F32, avx512::gemv_f32);

@@ -1,10 +1,10 @@
-// Activation quantization, portable: int8 in groups of 32 with one scale each, plus their sums.
-// Every ISA variant rounds the same way (x * (1/d), ties to even) so that all variants see the same integers.
+// Activation quantization, portable: int8 in groups of 32 with one scale each (act_scale.hpp), plus the sums of
+// the codes per 32 and, scaled, per 16.
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <cstdlib>
 
+#include "kernels/act_scale.hpp"
 #include "kernels/scalar/scalar.hpp"
 
 namespace ggufmm::kernels::scalar {
@@ -21,27 +21,18 @@ void quantize_act(const float* x, int rows, int64_t k, int8_t* q, float* d, int1
       nan = nan || std::isnan(a);
       amax = std::max(amax, a);
     }
-    if (nan) amax = std::numeric_limits<float>::quiet_NaN();  // so a group holding one is seen as non-finite
-    // A non-finite group keeps its NaN or infinity in the scale (and zero codes), so it poisons the result.
-    // A group so small that 127 / amax overflows (below 1e-36) counts as zero.
-    const float inverse = amax != 0.0f ? 127.0f / amax : 0.0f;
-    const bool coded = std::isfinite(amax) && std::isfinite(inverse) && inverse != 0.0f;
-    const float scale = coded ? amax / 127.0f : std::isfinite(amax) ? 0.0f : amax;
-    int total = 0;
+    const ActScale s = act_scale(nan ? std::numeric_limits<float>::quiet_NaN() : amax);
+    int part[kGroup / kSumGroup] = {};
     for (int i = 0; i < kGroup; ++i) {
-      qg[i] = coded ? static_cast<int8_t>(std::nearbyint(xg[i] * inverse)) : int8_t{0};
-      total += qg[i];
+      qg[i] = s.mul != 0.0f ? static_cast<int8_t>(std::nearbyint(xg[i] * s.mul)) : int8_t{0};
+      part[i / kSumGroup] += qg[i];
     }
-    d[g] = scale;
-    qsum[g] = static_cast<int16_t>(total);
+    d[g] = s.d;
+    qsum[g] = static_cast<int16_t>(part[0] + part[1]);
     // The offset term of w = d*q - m multiplies the sum of the quantized activations, not of x: then every
     // format computes exactly sum_i w_i * xq_i, and an offset adds no error beyond the activations' own rounding
     // (with the sum of x, the error would grow with m itself).
-    for (int h = 0; h < kGroup / kSumGroup; ++h) {
-      int part = 0;
-      for (int i = 0; i < kSumGroup; ++i) part += qg[h * kSumGroup + i];
-      sum[g * 2 + h] = scale * static_cast<float>(part);
-    }
+    for (int h = 0; h < kGroup / kSumGroup; ++h) sum[g * 2 + h] = s.d * static_cast<float>(part[h]);
   }
 }
 
