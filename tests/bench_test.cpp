@@ -1,8 +1,9 @@
-// `ggufmm bench` as a user runs it: every output format, random and model weights, usage errors. Tiny shapes, and
-// the hidden --quick-limits so that measuring the machine takes a fraction of a second.
+// `ggufmm bench` as a user runs it: every output format, random and model weights, mixtures of experts, usage
+// errors. Tiny shapes, and the hidden --quick-limits so that measuring the machine takes a fraction of a second.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -114,6 +115,51 @@ TEST(BenchJson, ModelFileGivesItsDistinctWeightShapes) {
   fs::remove(path);
 }
 
+TEST(BenchMoe, ReportsEveryShapeTokenCountAndRouting) {
+  // ggml's two MUL_MAT_ID cases, their matrices shrunk by --m and --k.
+  const auto out = bench_json("--moe --type q4_0 --m 64 --k 256 --n 1,8 --warm --threads 1");
+  const auto& results = out.at("results");
+  ASSERT_EQ(results.size(), 8u);
+  constexpr double kMatrixBytes = 64 * (256 / 32) * 18;  // q4_0: 18 bytes per 32 values
+  std::set<std::tuple<int64_t, int64_t, std::string, int64_t>> cases;
+  for (const auto& r : results) {
+    ASSERT_EQ(r.size(), std::size(kColumns) + 3) << r;
+    for (const char* key : kColumns) EXPECT_TRUE(r.contains(key)) << key;
+    EXPECT_EQ(r.at("type"), "q4_0");
+    EXPECT_EQ(r.at("m"), 64);
+    EXPECT_EQ(r.at("k"), 256);
+    EXPECT_EQ(r.at("path"), "auto");
+    const double n = r.at("n").get<double>(), top_k = r.at("top_k").get<double>();
+    const double us = r.at("us").get<double>(), gflops = r.at("gflops").get<double>();
+    EXPECT_NEAR(gflops, 2.0 * 64 * 256 * n * top_k / us / 1e3, 1e-6 * gflops);  // every token's top_k rows
+    // The bytes read: whole experts, at least one token's, at most every expert.
+    const double experts_read = r.at("weight_gbps").get<double>() * us * 1e3 / kMatrixBytes;
+    EXPECT_NEAR(experts_read, std::round(experts_read), 1e-6 * experts_read) << r;
+    EXPECT_GE(std::round(experts_read), top_k) << r;
+    EXPECT_LE(std::round(experts_read), std::min(n * top_k, r.at("experts").get<double>())) << r;
+    EXPECT_GT(r.at("roof_frac").get<double>(), 0) << r;
+    cases.emplace(r.at("experts"), r.at("top_k"), r.at("routing"), r.at("n"));
+  }
+  std::set<std::tuple<int64_t, int64_t, std::string, int64_t>> want;
+  for (const auto& [experts, top_k] : {std::pair{128, 8}, std::pair{32, 4}}) {
+    for (const char* routing : {"uniform", "skewed"}) {
+      for (const int64_t n : {1, 8}) want.emplace(experts, top_k, routing, n);
+    }
+  }
+  EXPECT_EQ(cases, want);
+}
+
+TEST(BenchMoe, TextAddsTheExpertColumns) {
+  const ToolRun r = bench("--moe --type q8_0 --m 32 --k 32 --n 2 --warm --threads 1 --format csv");
+  ASSERT_EQ(r.status, 0) << r.output;
+  const auto lines = lines_of(r.output);
+  ASSERT_EQ(lines.size(), 5u) << r.output;
+  EXPECT_EQ(lines[0], "type,m,k,experts,top_k,routing,n,path,threads,us,gflops,weight_gbps,roof_frac");
+  EXPECT_EQ(lines[1].rfind("q8_0,32,32,128,8,uniform,2,auto,1,", 0), 0u) << lines[1];
+  EXPECT_EQ(lines[2].rfind("q8_0,32,32,128,8,skewed,2,auto,1,", 0), 0u) << lines[2];
+  EXPECT_EQ(lines[3].rfind("q8_0,32,32,32,4,uniform,2,auto,1,", 0), 0u) << lines[3];
+}
+
 TEST(BenchText, CsvHasAHeaderAndOneLinePerResult) {
   const ToolRun r = bench("--type q4_0,q5_K --m 16 --k 256 --n 1 --warm --format csv");
   ASSERT_EQ(r.status, 0) << r.output;
@@ -160,6 +206,8 @@ TEST(BenchUsage, MistakesExitWith2AndSaySo) {
       {"--path warp", "unknown --path warp"},
       {"--format xml", "xml"},
       {"--cold --warm", "excludes"},
+      {"--moe model.gguf", "excludes"},
+      {"--moe --path tiled", "--path tiled does not apply"},
   };
   for (const auto& [args, message] : cases) {
     const ToolRun r = bench(args);

@@ -1,5 +1,6 @@
 // ggufmm bench [MODEL.gguf]: times products of activations and quantized weights, each against the limit of the
-// machine that binds it: memory bandwidth for the few rows of decode, int8 arithmetic for batches.
+// machine that binds it: memory bandwidth for the few rows of decode, int8 arithmetic for batches. With --moe, the
+// products are mixture-of-experts ones (mul_mat_id), their experts chosen afresh for every repeat.
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -10,6 +11,7 @@
 #include <cstring>
 #include <functional>
 #include <memory>
+#include <numeric>
 #include <optional>
 #include <random>
 #include <set>
@@ -29,6 +31,7 @@ using Clock = std::chrono::steady_clock;
 
 struct Shape {
   int64_t m, k;
+  int64_t experts = 1, top_k = 1;  // a mixture of experts: `experts` matrices, `top_k` of them chosen per token
 };
 
 // The embedded default: today's common formats on the matrices of an 8B model's layers (attention and FFN
@@ -37,6 +40,18 @@ const std::vector<std::string> kDefaultTypes = {"q4_0", "q8_0", "q4_K", "q5_K", 
 constexpr Shape kDefaultShapes[] = {{4096, 4096}, {14336, 4096}, {4096, 14336}};
 const std::vector<int64_t> kDefaultSizes = {4096, 14336};  // m or k, where only the other one is given
 const std::vector<int64_t> kDefaultN = {1, 2, 4};
+
+// --moe: the two shapes of ggml's own MUL_MAT_ID performance cases, 128 experts top-8 and 32 experts top-4, from
+// one token (decode) to a prefill batch.
+const std::vector<std::string> kMoeTypes = {"q4_0", "q8_0", "q4_K", "q6_K", "iq2_xs", "iq3_xxs"};
+constexpr Shape kMoeShapes[] = {{768, 2048, 128, 8}, {1792, 2048, 32, 4}};
+const std::vector<int64_t> kMoeN = {1, 4, 8, 32, 64, 128, 256, 512};
+
+// How the experts of a token are chosen: all equally likely, or expert e with weight 1 / (e + 1) (Zipf's law), as
+// a few popular experts take most tokens. Either way a token's experts are distinct.
+enum class Routing { Uniform, Skewed };
+constexpr Routing kRoutings[] = {Routing::Uniform, Routing::Skewed};
+std::string_view routing_name(Routing routing) { return routing == Routing::Uniform ? "uniform" : "skewed"; }
 
 // Repeats of one case: until kBudgetSeconds have passed and kMinRepeats calls ran, at most kMaxRepeats; a case so
 // slow that it reaches kSlowCapSeconds stops there, after at least one call.
@@ -102,16 +117,23 @@ struct Settings {
   bool warm = false;
   std::string format = "table";
   bool quick_limits = false;
+  bool moe = false;
 };
 
-// One weight matrix to time.
+// One weight to time: a matrix, or the matrices of a mixture of experts.
 struct Subject {
   const TypeInfo* type;
   int64_t m, k;
   std::span<const uint8_t> source;  // its bytes: a tensor's in the model file, or a pool of random blocks to repeat
+  int64_t experts = 1, top_k = 1;
 
-  size_t bytes() const {
+  size_t matrix_bytes() const {
     return static_cast<size_t>(m * (k / type->block_size)) * static_cast<size_t>(type->block_bytes);
+  }
+  size_t bytes() const { return matrix_bytes() * static_cast<size_t>(experts); }
+  std::string label() const {
+    return experts == 1 ? fmt::format("{} {}x{}", type->name, m, k)
+                        : fmt::format("{} {}x{}x{} top-{}", type->name, experts, m, k, top_k);
   }
 };
 
@@ -130,7 +152,13 @@ class Progress {
   bool tty_ = ::isatty(STDERR_FILENO) != 0;
 };
 
-std::vector<Path> parse_paths(const std::string& name) {
+std::vector<Path> parse_paths(const std::string& name, bool moe) {
+  // mul_mat_id has two paths: the reference, and the expert-grouped kernels that pick gemv or tiled per expert.
+  if (moe) {
+    if (name == "all") return {Path::Auto, Path::Ref};
+    if (name == "auto" || name == "ref") return {*path_from_name(name)};
+    bad_usage(fmt::format("--moe: --path {} does not apply; mul_mat_id runs auto (experts grouped) or ref", name));
+  }
   if (name == "all") return available_paths();
   if (const auto path = path_from_name(name)) return {*path};
   std::string names;
@@ -178,17 +206,33 @@ std::vector<Subject> file_subjects(const gguf::File& file, const Settings& s) {
   return subjects;
 }
 
+// The shapes of random weights: the defaults, or with --m or --k every pair of their values. A dense one not given
+// takes kDefaultSizes; a mixture of experts keeps its own, and its experts and top-k.
+std::vector<Shape> random_shapes(const Settings& s) {
+  if (!s.m.given() && !s.k.given()) {
+    return s.moe ? std::vector<Shape>(std::begin(kMoeShapes), std::end(kMoeShapes))
+                 : std::vector<Shape>(std::begin(kDefaultShapes), std::end(kDefaultShapes));
+  }
+  std::vector<Shape> shapes;
+  const auto add_pairs = [&](const std::vector<int64_t>& ms, const std::vector<int64_t>& ks, int64_t experts,
+                             int64_t top_k) {
+    for (const int64_t m : s.m.given() ? s.m.sizes() : ms) {
+      for (const int64_t k : s.k.given() ? s.k.sizes() : ks) shapes.push_back({m, k, experts, top_k});
+    }
+  };
+  if (s.moe) {
+    for (const Shape& base : kMoeShapes) add_pairs({base.m}, {base.k}, base.experts, base.top_k);
+  } else {
+    add_pairs(kDefaultSizes, kDefaultSizes, 1, 1);
+  }
+  return shapes;
+}
+
 // Random weights of every type asked for, in every shape; `pools` receives the blocks they repeat.
 std::vector<Subject> random_subjects(const Settings& s, std::vector<std::vector<uint8_t>>& pools,
                                      const Progress& progress) {
-  const auto types = parse_types(s.types.given() ? s.types.items() : kDefaultTypes);
-  std::vector<Shape> shapes(std::begin(kDefaultShapes), std::end(kDefaultShapes));
-  if (s.m.given() || s.k.given()) {
-    shapes.clear();
-    for (const int64_t m : s.m.given() ? s.m.sizes() : kDefaultSizes) {
-      for (const int64_t k : s.k.given() ? s.k.sizes() : kDefaultSizes) shapes.push_back({m, k});
-    }
-  }
+  const auto types = parse_types(s.types.given() ? s.types.items() : s.moe ? kMoeTypes : kDefaultTypes);
+  const std::vector<Shape> shapes = random_shapes(s);
   for (const TypeInfo* t : types) {
     for (const Shape& shape : shapes) {
       if (shape.k % t->block_size != 0) {
@@ -201,7 +245,9 @@ std::vector<Subject> random_subjects(const Settings& s, std::vector<std::vector<
   for (const TypeInfo* t : types) {
     progress.show(fmt::format("making random {} blocks", t->name));
     pools.push_back(random_weights(*t, kPoolRows, kPoolBlocksPerRow * t->block_size, rng));
-    for (const Shape& shape : shapes) subjects.push_back({t, shape.m, shape.k, pools.back()});
+    for (const Shape& shape : shapes) {
+      subjects.push_back({t, shape.m, shape.k, pools.back(), shape.experts, shape.top_k});
+    }
   }
   return subjects;
 }
@@ -242,13 +288,15 @@ AlignedBytes allocate_aligned(size_t bytes) {
   return AlignedBytes(static_cast<uint8_t*>(memory));
 }
 
-// The median time of call(repeat), repeated as kMinRepeats and the others say.
-double median_seconds(const std::function<void(size_t)>& call) {
+// The times of timed(repeat), repeated as kMinRepeats and the others say, each after an untimed prepare(repeat).
+std::vector<double> time_repeats(const std::function<void(size_t)>& timed,
+                                 const std::function<void(size_t)>& prepare = [](size_t) {}) {
   std::vector<double> times;
   const auto start = Clock::now();
   for (;;) {
+    prepare(times.size());
     const auto before = Clock::now();
-    call(times.size());
+    timed(times.size());
     times.push_back(seconds_since(before));
     const double spent = seconds_since(start);
     if (times.size() >= kMaxRepeats || spent >= kSlowCapSeconds ||
@@ -256,18 +304,99 @@ double median_seconds(const std::function<void(size_t)>& call) {
       break;
     }
   }
-  std::ranges::nth_element(times, times.begin() + static_cast<ptrdiff_t>(times.size() / 2));
-  return times[times.size() / 2];
+  return times;
 }
 
-BenchResult result_of(const Subject& subject, int64_t n, Path path, double seconds, const MachineLimits& machine) {
-  const double gflops = 2.0 * static_cast<double>(subject.m * subject.k * n) / seconds / 1e9;
-  const double weight_gbps = static_cast<double>(subject.bytes()) / seconds / 1e9;
-  // Below 8 rows a product is bound by reading its weight; from 8 rows on, by int8 arithmetic.
-  const double got = n < 8 ? weight_gbps : gflops;
-  const double roof = n < 8 ? machine.read_gbps : machine.int8_gops;
+// The repeat whose time is the median.
+size_t median_repeat(const std::vector<double>& times) {
+  std::vector<size_t> order(times.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  const auto middle = order.begin() + static_cast<ptrdiff_t>(order.size() / 2);
+  std::ranges::nth_element(order, middle, {}, [&](size_t repeat) { return times[repeat]; });
+  return *middle;
+}
+
+// The experts of n tokens, top_k distinct ones each, as [tokens, top_k].
+std::vector<int32_t> route(const Subject& subject, int64_t n, Routing routing, std::mt19937& rng) {
+  std::vector<double> weights(static_cast<size_t>(subject.experts));
+  for (size_t e = 0; e < weights.size(); ++e) {
+    weights[e] = routing == Routing::Uniform ? 1.0 : 1.0 / static_cast<double>(e + 1);
+  }
+  std::discrete_distribution<int32_t> pick(weights.begin(), weights.end());
+  std::vector<int32_t> ids;
+  ids.reserve(static_cast<size_t>(n * subject.top_k));
+  for (int64_t token = 0; token < n; ++token) {
+    const auto first = static_cast<ptrdiff_t>(token * subject.top_k);
+    while (std::ssize(ids) < first + subject.top_k) {
+      const int32_t id = pick(rng);
+      if (std::find(ids.begin() + first, ids.end(), id) == ids.end()) ids.push_back(id);
+    }
+  }
+  return ids;
+}
+
+int64_t distinct_count(const std::vector<int32_t>& ids) {
+  return std::ssize(std::set<int32_t>(ids.begin(), ids.end()));
+}
+
+// A case timed `seconds`, in which n tokens of top_k rows each read `matrices` of the subject's matrices.
+BenchResult result_of(const Subject& subject, int64_t n, int64_t matrices, std::optional<Routing> routing, Path path,
+                      double seconds, const MachineLimits& machine) {
+  const int64_t rows = n * subject.top_k;
+  const double gflops = 2.0 * static_cast<double>(subject.m * subject.k * rows) / seconds / 1e9;
+  const double weight_gbps =
+      static_cast<double>(subject.matrix_bytes() * static_cast<size_t>(matrices)) / seconds / 1e9;
+  // Below 8 rows per matrix read a product is bound by reading its weight; from 8 rows on, by int8 arithmetic.
+  const bool decode = rows < 8 * matrices;
+  const double got = decode ? weight_gbps : gflops;
+  const double roof = decode ? machine.read_gbps : machine.int8_gops;
+  std::optional<MoeCase> moe;
+  if (routing) moe = MoeCase{subject.experts, subject.top_k, std::string(routing_name(*routing))};
   return {std::string(subject.type->name), subject.m, subject.k, n, std::string(path_name(path)), machine.threads,
-          seconds * 1e6, gflops, weight_gbps, roof > 0.0 ? got / roof : 0.0};
+          seconds * 1e6, gflops, weight_gbps, roof > 0.0 ? got / roof : 0.0, moe};
+}
+
+// One case's product, timed on the weight's copies in turn.
+struct Case {
+  const Subject& subject;
+  const std::string& label;
+  const std::vector<const uint8_t*>& copies;
+  const std::vector<float>& x;  // n rows; with experts, one per token, shared by its top_k slots
+  int64_t n;
+  Path path;
+  int threads;
+
+  Weight weight(size_t repeat) const {
+    return {.type = subject.type->type, .k = subject.k, .m = subject.m, .experts = subject.experts,
+            .data = copies[repeat % copies.size()], .name = label};
+  }
+};
+
+BenchResult time_matmul(const Case& c, const MachineLimits& machine) {
+  std::vector<float> y(static_cast<size_t>(c.n * c.subject.m));
+  const std::vector<double> times = time_repeats([&](size_t repeat) {
+    matmul(c.weight(repeat), c.x.data(), c.n, y.data(), nullptr, {.path = c.path, .threads = c.threads});
+  });
+  return result_of(c.subject, c.n, 1, std::nullopt, c.path, times[median_repeat(times)], machine);
+}
+
+// The experts are drawn again before every repeat, so that each one reads a fresh set of them as decoding does,
+// and reports the bytes of the experts its median repeat read.
+BenchResult time_mul_mat_id(const Case& c, Routing routing, std::mt19937& rng, const MachineLimits& machine) {
+  std::vector<float> y(static_cast<size_t>(c.n * c.subject.top_k * c.subject.m));
+  std::vector<int32_t> ids;
+  std::vector<int64_t> touched;  // experts read, per repeat
+  const std::vector<double> times = time_repeats(
+      [&](size_t repeat) {
+        mul_mat_id(c.weight(repeat), c.x.data(), c.n, 1, ids.data(), c.subject.top_k, y.data(), nullptr,
+                   {.path = c.path, .threads = c.threads});
+      },
+      [&](size_t) {
+        ids = route(c.subject, c.n, routing, rng);
+        touched.push_back(distinct_count(ids));
+      });
+  const size_t median = median_repeat(times);
+  return result_of(c.subject, c.n, touched[median], routing, c.path, times[median], machine);
 }
 
 struct Measurements {
@@ -276,8 +405,12 @@ struct Measurements {
 };
 
 Measurements measure(const Settings& s) {
-  const std::vector<Path> paths = parse_paths(s.path);
-  const std::vector<int64_t> ns = s.n.given() ? s.n.sizes() : kDefaultN;
+  const std::vector<Path> paths = parse_paths(s.path, s.moe);
+  const std::vector<int64_t> ns = s.n.given() ? s.n.sizes() : s.moe ? kMoeN : kDefaultN;
+  // Dense products have no routing.
+  const std::vector<std::optional<Routing>> routings =
+      s.moe ? std::vector<std::optional<Routing>>(std::begin(kRoutings), std::end(kRoutings))
+            : std::vector<std::optional<Routing>>{std::nullopt};
   const Progress progress;
   std::optional<gguf::File> file;
   std::vector<std::vector<uint8_t>> pools;
@@ -300,22 +433,21 @@ Measurements measure(const Settings& s) {
 
   std::mt19937 rng(20260102);
   std::normal_distribution<float> normal;
-  const size_t cases = subjects.size() * ns.size() * paths.size();
+  const size_t cases = subjects.size() * ns.size() * routings.size() * paths.size();
   for (const Subject& subject : subjects) {
-    const std::string label = fmt::format("{} {}x{}", subject.type->name, subject.m, subject.k);
+    const std::string label = subject.label();
     progress.show(fmt::format("[{}/{}] {}: copying the weight", out.results.size() + 1, cases, label));
     const std::vector<const uint8_t*> copies = place_copies(subject, copy_count(subject, s.warm), arena.get());
     for (const int64_t n : ns) {
-      std::vector<float> x(static_cast<size_t>(n * subject.k)), y(static_cast<size_t>(n * subject.m));
+      std::vector<float> x(static_cast<size_t>(n * subject.k));
       for (float& v : x) v = normal(rng);
-      for (const Path path : paths) {
-        progress.show(fmt::format("[{}/{}] {} n={} {}", out.results.size() + 1, cases, label, n, path_name(path)));
-        const double seconds = median_seconds([&](size_t repeat) {
-          const Weight w{.type = subject.type->type, .k = subject.k, .m = subject.m,
-                         .data = copies[repeat % copies.size()], .name = label};
-          matmul(w, x.data(), n, y.data(), nullptr, {.path = path, .threads = s.threads});
-        });
-        out.results.push_back(result_of(subject, n, path, seconds, out.machine));
+      for (const std::optional<Routing> routing : routings) {
+        for (const Path path : paths) {
+          progress.show(fmt::format("[{}/{}] {} n={}{} {}", out.results.size() + 1, cases, label, n,
+                                    routing ? fmt::format(" {}", routing_name(*routing)) : "", path_name(path)));
+          const Case c{subject, label, copies, x, n, path, s.threads};
+          out.results.push_back(routing ? time_mul_mat_id(c, *routing, rng, out.machine) : time_matmul(c, out.machine));
+        }
       }
     }
   }
@@ -327,13 +459,22 @@ Measurements measure(const Settings& s) {
 void add_bench(CLI::App& app) {
   auto* cmd = app.add_subcommand("bench", "time products on random or a model's weights, against the machine's limits");
   static Settings s;
-  cmd->add_option("MODEL", s.model, "GGUF file whose weights to time (default: random weights)");
-  s.types.option = cmd->add_option("--type", s.types.text,
-                                   fmt::format("weight types, comma-separated (default: {})", fmt::join(kDefaultTypes, ",")));
+  auto* model = cmd->add_option("MODEL", s.model, "GGUF file whose weights to time (default: random weights)");
+  cmd->add_flag("--moe", s.moe,
+                "time mixtures of experts (mul_mat_id) on random weights, experts drawn afresh for every repeat")
+      ->excludes(model);
+  s.types.option = cmd->add_option(
+      "--type", s.types.text,
+      fmt::format("weight types, comma-separated (default: {}; with --moe: {})", fmt::join(kDefaultTypes, ","),
+                  fmt::join(kMoeTypes, ",")));
   s.m.option = cmd->add_option("--m", s.m.text, "weight rows (output features), comma-separated");
   s.k.option = cmd->add_option("--k", s.k.text, "values per weight row, comma-separated");
-  s.n.option = cmd->add_option("--n", s.n.text, "activation rows, comma-separated (default: 1,2,4)");
-  cmd->add_option("--path", s.path, "kernel path: auto, a path's name, or all")->capture_default_str();
+  s.n.option = cmd->add_option(
+      "--n", s.n.text,
+      fmt::format("activation rows, comma-separated (default: {}; with --moe, tokens: {})", fmt::join(kDefaultN, ","),
+                  fmt::join(kMoeN, ",")));
+  cmd->add_option("--path", s.path, "kernel path: auto, a path's name, or all (with --moe: auto, ref or all)")
+      ->capture_default_str();
   cmd->add_option("--threads", s.threads, "threads (0: all cores)")->check(CLI::NonNegativeNumber);
   auto* cold = cmd->add_flag("--cold")->description(
       "rotate through copies of each weight too large together to stay in cache (the default), as a model far "
@@ -348,8 +489,13 @@ void add_bench(CLI::App& app) {
       "Without MODEL the weights are random, of shapes (m, k) = (4096, 4096), (14336, 4096), (4096, 14336); with "
       "--m or --k, every pair of their values, the one not given taking 4096,14336. With MODEL, every distinct "
       "(type, m, k) among its 2-D and 3-D weights (an expert tensor as one matrix), which --type, --m and --k "
-      "narrow down.\nroof_frac: below 8 activation rows, the weight's read rate over the machine's memory "
-      "bandwidth; from 8 rows on, the rate of arithmetic over the machine's int8 dot-product peak.");
+      "narrow down.\nWith --moe, two mixtures of experts as ggml's MUL_MAT_ID performance cases have them: 128 "
+      "experts top-8 of (m, k) = (768, 2048) and 32 experts top-4 of (1792, 2048), which --m and --k replace; n "
+      "counts tokens, each one activation row shared by its top-k experts; those are distinct, drawn uniformly or "
+      "skewed (expert e with weight 1/(e+1)), afresh before every repeat. gflops counts the real rows (tokens x "
+      "top-k), weight_gbps the bytes of the experts a repeat read.\nroof_frac: below 8 activation rows per matrix "
+      "read, the weight's read rate over the machine's memory bandwidth; from 8 rows on, the rate of arithmetic over "
+      "the machine's int8 dot-product peak.");
   cmd->callback([] {
     const Measurements m = measure(s);
     print_report(s.format, m.machine, m.results);

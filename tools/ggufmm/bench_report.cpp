@@ -3,28 +3,52 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <array>
+#include <string>
+#include <utility>
+#include <vector>
 #include <nlohmann/json.hpp>
 
 namespace ggufmm::cli {
 namespace {
 
 // Every format but JSON prints the same cells: text, with numbers rounded for reading.
-constexpr std::array<std::string_view, 10> kColumns = {"type", "m",  "k",      "n",           "path",
-                                                        "threads", "us", "gflops", "weight_gbps", "roof_frac"};
-constexpr bool is_text_column(size_t column) { return kColumns[column] == "type" || kColumns[column] == "path"; }
+using Row = std::vector<std::string>;
 
-std::array<std::string, kColumns.size()> cells(const BenchResult& r) {
-  return {r.type,
-          fmt::to_string(r.m),
-          fmt::to_string(r.k),
-          fmt::to_string(r.n),
-          r.path,
-          fmt::to_string(r.threads),
-          fmt::format("{:.1f}", r.us),
-          fmt::format("{:.2f}", r.gflops),
-          fmt::format("{:.2f}", r.weight_gbps),
-          fmt::format("{:.3f}", r.roof_frac)};
+bool any_moe(const std::vector<BenchResult>& results) {
+  return std::ranges::any_of(results, [](const BenchResult& r) { return r.moe.has_value(); });
+}
+
+// A mixture of experts' columns come after "k" (each inserted there, so listed in reverse).
+constexpr size_t kMoeAt = 3;
+
+std::vector<std::string_view> columns(bool moe) {
+  std::vector<std::string_view> out = {"type",    "m",  "k",      "n",           "path",
+                                       "threads", "us", "gflops", "weight_gbps", "roof_frac"};
+  if (moe) {
+    for (const std::string_view column : {"routing", "top_k", "experts"}) out.emplace(out.begin() + kMoeAt, column);
+  }
+  return out;
+}
+
+bool is_text_column(std::string_view column) { return column == "type" || column == "path" || column == "routing"; }
+
+Row cells(const BenchResult& r) {
+  Row out = {r.type,
+             fmt::to_string(r.m),
+             fmt::to_string(r.k),
+             fmt::to_string(r.n),
+             r.path,
+             fmt::to_string(r.threads),
+             fmt::format("{:.1f}", r.us),
+             fmt::format("{:.2f}", r.gflops),
+             fmt::format("{:.2f}", r.weight_gbps),
+             fmt::format("{:.3f}", r.roof_frac)};
+  if (r.moe) {
+    for (std::string cell : {r.moe->routing, fmt::to_string(r.moe->top_k), fmt::to_string(r.moe->experts)}) {
+      out.emplace(out.begin() + kMoeAt, std::move(cell));
+    }
+  }
+  return out;
 }
 
 std::string machine_line(const MachineLimits& m) {
@@ -41,47 +65,53 @@ void print_json(const MachineLimits& machine, const std::vector<BenchResult>& re
                     {"threads", machine.threads}};
   out["results"] = nlohmann::ordered_json::array();
   for (const BenchResult& r : results) {
-    out["results"].push_back({{"type", r.type},
-                              {"m", r.m},
-                              {"k", r.k},
-                              {"n", r.n},
-                              {"path", r.path},
-                              {"threads", r.threads},
-                              {"us", r.us},
-                              {"gflops", r.gflops},
-                              {"weight_gbps", r.weight_gbps},
-                              {"roof_frac", r.roof_frac}});
+    nlohmann::ordered_json result = {{"type", r.type}, {"m", r.m}, {"k", r.k}};
+    if (r.moe) {
+      result["experts"] = r.moe->experts;
+      result["top_k"] = r.moe->top_k;
+      result["routing"] = r.moe->routing;
+    }
+    result["n"] = r.n;
+    result["path"] = r.path;
+    result["threads"] = r.threads;
+    result["us"] = r.us;
+    result["gflops"] = r.gflops;
+    result["weight_gbps"] = r.weight_gbps;
+    result["roof_frac"] = r.roof_frac;
+    out["results"].push_back(std::move(result));
   }
   fmt::print("{}\n", out.dump(2));
 }
 
 void print_csv(const std::vector<BenchResult>& results) {
-  fmt::print("{}\n", fmt::join(kColumns, ","));
+  fmt::print("{}\n", fmt::join(columns(any_moe(results)), ","));
   for (const BenchResult& r : results) fmt::print("{}\n", fmt::join(cells(r), ","));
 }
 
 void print_markdown(const MachineLimits& machine, const std::vector<BenchResult>& results) {
-  fmt::print("{}\n\n| {} |\n|", machine_line(machine), fmt::join(kColumns, " | "));
-  for (size_t c = 0; c < kColumns.size(); ++c) fmt::print("{}|", is_text_column(c) ? ":---" : "---:");
+  const auto header = columns(any_moe(results));
+  fmt::print("{}\n\n| {} |\n|", machine_line(machine), fmt::join(header, " | "));
+  for (const std::string_view column : header) fmt::print("{}|", is_text_column(column) ? ":---" : "---:");
   fmt::print("\n");
   for (const BenchResult& r : results) fmt::print("| {} |\n", fmt::join(cells(r), " | "));
 }
 
 void print_table(const MachineLimits& machine, const std::vector<BenchResult>& results) {
-  std::vector<std::array<std::string, kColumns.size()>> rows;
+  const auto header = columns(any_moe(results));
+  std::vector<Row> rows;
   rows.reserve(results.size() + 1);
-  rows.emplace_back();
-  std::ranges::copy(kColumns, rows.front().begin());
+  rows.emplace_back(header.begin(), header.end());
   for (const BenchResult& r : results) rows.push_back(cells(r));
-  std::array<size_t, kColumns.size()> width{};
-  for (const auto& row : rows) {
+  std::vector<size_t> width(header.size());
+  for (const Row& row : rows) {
     for (size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], row[c].size());
   }
   fmt::print("{}\n\n", machine_line(machine));
-  for (const auto& row : rows) {
+  for (const Row& row : rows) {
     std::string line;
     for (size_t c = 0; c < row.size(); ++c) {
-      line += is_text_column(c) ? fmt::format("{:<{}}  ", row[c], width[c]) : fmt::format("{:>{}}  ", row[c], width[c]);
+      line += is_text_column(header[c]) ? fmt::format("{:<{}}  ", row[c], width[c])
+                                        : fmt::format("{:>{}}  ", row[c], width[c]);
     }
     line.erase(line.find_last_not_of(' ') + 1);
     fmt::print("{}\n", line);
