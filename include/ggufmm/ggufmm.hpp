@@ -89,15 +89,42 @@ struct Weight {
   size_t total_bytes() const { return expert_bytes() * static_cast<size_t>(experts); }
 };
 
-// Kernel paths. `Auto` picks the best one for the call: gemv for 1 to 7 rows, tiled from 8; dense from the
-// prefill-dequant minimum when that is on (set_prefill_dequant) and the weight fits the dense cache's budget. The
-// environment variable GGUFMM_PATH (ref|gemv|tiled|dense), read once, forces a path where Options say Auto.
+// Kernel paths. `Auto` picks the best one for the call: gemv for 1 to 7 rows, tiled from 8 (or from the row count
+// the path profile measured, see below); dense from the prefill-dequant minimum (or the profile's, if larger) when
+// that is on (set_prefill_dequant) and the weight fits the dense cache's budget. The environment variable
+// GGUFMM_PATH (ref|gemv|tiled|dense), read once, forces a path where Options say Auto.
 // `Dense` dequantizes a weight once into a dense copy (bf16, or f32 where this CPU multiplies that clearly faster)
 // that later calls reuse, and runs a oneDNN GEMM on it.
 enum class Path { Auto, Ref, Gemv, Tiled, Dense };
 std::string_view path_name(Path path);
 std::optional<Path> path_from_name(std::string_view name);
 std::vector<Path> available_paths();  // the concrete paths (not Auto)
+
+// The path profile: crossover row counts between the paths, measured on this machine by `ggufmm calibrate`, per
+// format and shape class. Auto reads it at its first use from $GGUFMM_PROFILE (empty or "none": no profile), else
+// from default_profile_path() when that file exists; a profile measured at another kernel level is not used.
+struct PathCrossover {
+  Type type = Type::F32;
+  bool large = false;       // the shape class: more than kLargeWeightValues values (m * k)
+  int64_t tiled_from = 8;   // the row count from which tiled beats gemv (at least 8)
+  int64_t dense_from = 0;   // the row count from which dense beats both (0: not measured)
+};
+inline constexpr int64_t kLargeWeightValues = int64_t{1} << 23;
+struct PathProfile {
+  std::string isa;  // the kernel level it was measured at
+  int threads = 0;
+  std::vector<PathCrossover> crossovers;
+};
+// $XDG_CONFIG_HOME/ggufmm/profile.json, else ~/.config/ggufmm/profile.json.
+std::string default_profile_path();
+// Reads and validates a profile file; throws Error(BadInput) naming the file and what is wrong.
+PathProfile read_profile(const std::string& path);
+// Writes one whole (write_file_atomic).
+void write_profile(const std::string& path, const PathProfile& profile);
+// Replaces the profile Auto uses (nullopt: the fixed thresholds).
+void set_profile(std::optional<PathProfile> profile);
+// The path Auto takes for this weight and row count.
+Path auto_path(const Weight& w, int64_t rows);
 
 struct Options {
   Path path = Path::Auto;

@@ -1,6 +1,7 @@
 // The public C++ API: validation of every call, then one dispatch point to the paths.
 #include "ggufmm/ggufmm.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cstdlib>
 #include <functional>
@@ -9,6 +10,7 @@
 
 #include "format/registry.hpp"
 #include "paths/paths.hpp"
+#include "paths/profile.hpp"
 #include "runtime/atomic_file.hpp"
 #include "runtime/thread_pool.hpp"
 
@@ -58,10 +60,7 @@ Path forced_path() {
 
 Path resolve(const Weight& w, Path requested, int64_t rows) {
   if (requested == Path::Auto) requested = forced_path();
-  if (requested != Path::Auto) return requested;
-  const int64_t dense_rows = paths::prefill_dequant_rows();
-  if (dense_rows > 0 && rows >= dense_rows && paths::dense_would_keep(w)) return Path::Dense;
-  return rows <= kernels::kMaxGemvRows ? Path::Gemv : Path::Tiled;
+  return requested != Path::Auto ? requested : auto_path(w, rows);
 }
 
 constexpr std::array<std::pair<Path, std::string_view>, 5> kPathNames = {
@@ -106,6 +105,13 @@ std::optional<Path> path_from_name(std::string_view name) {
 }
 
 std::vector<Path> available_paths() { return {Path::Ref, Path::Gemv, Path::Tiled, Path::Dense}; }
+
+Path auto_path(const Weight& w, int64_t rows) {
+  const PathCrossover c = paths::crossover_for(w);
+  const int64_t dense_rows = paths::prefill_dequant_rows();
+  if (dense_rows > 0 && rows >= std::max(dense_rows, c.dense_from) && paths::dense_would_keep(w)) return Path::Dense;
+  return rows < c.tiled_from ? Path::Gemv : Path::Tiled;
+}
 
 void matmul(const Weight& w, const float* x, int64_t rows, float* y, const float* residual, const Options& options) {
   weight_format(w);

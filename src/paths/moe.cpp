@@ -7,6 +7,7 @@
 
 #include "format/registry.hpp"
 #include "paths/paths.hpp"
+#include "paths/profile.hpp"
 #include "runtime/thread_pool.hpp"
 
 namespace ggufmm::paths {
@@ -61,6 +62,10 @@ void moe_mul_mat_id(const MulMatIdCall& c) {
   std::vector<std::vector<float>> outputs(groups.size());
   for (size_t gi = 0; gi < groups.size(); ++gi) outputs[gi].resize(groups[gi].pairs.size() * static_cast<size_t>(m));
   const bool tiles = format::find(c.w.type)->decode != nullptr;
+  // Each expert is a matrix of the same shape, so one crossover serves them all.
+  Weight one = c.w;
+  one.experts = 1;
+  const int64_t tiled_from = crossover_for(one).tiled_from;
   runtime::ThreadPool::global().run(threads, static_cast<int64_t>(tasks.size()), [&](int64_t ti) {
     const Task& t = tasks[static_cast<size_t>(ti)];
     const ExpertGroup& g = groups[t.group];
@@ -69,7 +74,7 @@ void moe_mul_mat_id(const MulMatIdCall& c) {
     expert.data = static_cast<const uint8_t*>(c.w.data) + static_cast<size_t>(g.expert) * c.w.expert_bytes();
     const ActivationBuffer& x = grouped[t.group];
     float* y = outputs[t.group].data();
-    if (tiles && x.rows() > kernels::kMaxGemvRows) {
+    if (tiles && x.rows() >= tiled_from) {
       tiled_columns(expert, x, t.m0, t.m1, y, m, nullptr, c.isa);
     } else {
       gemv_columns(expert, x, t.m0, t.m1, y, m, nullptr, c.isa);

@@ -22,12 +22,12 @@
 #include "bench_report.hpp"
 #include "commands.hpp"
 #include "common.hpp"
+#include "timing.hpp"
 #include "ggufmm/gguf.hpp"
 
 namespace ggufmm::cli {
 namespace {
 
-using Clock = std::chrono::steady_clock;
 
 struct Shape {
   int64_t m, k;
@@ -35,11 +35,11 @@ struct Shape {
 };
 
 // The embedded default: today's common formats on the matrices of an 8B model's layers (attention and FFN
-// down: 4096 x 4096 and 4096 x 14336; FFN up and gate: 14336 x 4096), at decode row counts.
+// down: 4096 x 4096 and 4096 x 14336; FFN up and gate: 14336 x 4096), at decode row counts and two prefill ones.
 const std::vector<std::string> kDefaultTypes = {"q4_0", "q8_0", "q4_K", "q5_K", "q6_K", "iq2_xs", "iq3_xxs", "iq4_xs"};
 constexpr Shape kDefaultShapes[] = {{4096, 4096}, {14336, 4096}, {4096, 14336}};
 const std::vector<int64_t> kDefaultSizes = {4096, 14336};  // m or k, where only the other one is given
-const std::vector<int64_t> kDefaultN = {1, 2, 4};
+const std::vector<int64_t> kDefaultN = {1, 2, 4, 8, 512};
 
 // --moe: the two shapes of ggml's own MUL_MAT_ID performance cases, 128 experts top-8 and 32 experts top-4, from
 // one token (decode) to a prefill batch.
@@ -53,13 +53,6 @@ enum class Routing { Uniform, Skewed };
 constexpr Routing kRoutings[] = {Routing::Uniform, Routing::Skewed};
 std::string_view routing_name(Routing routing) { return routing == Routing::Uniform ? "uniform" : "skewed"; }
 
-// Repeats of one case: until kBudgetSeconds have passed and kMinRepeats calls ran, at most kMaxRepeats; a case so
-// slow that it reaches kSlowCapSeconds stops there, after at least one call.
-constexpr double kBudgetSeconds = 0.3;
-constexpr double kSlowCapSeconds = 1.0;
-constexpr size_t kMinRepeats = 3;
-constexpr size_t kMaxRepeats = 200;
-
 // Random weights repeat one pool of distinct blocks: quantizing from f32 takes seconds per million values for
 // the searching quantizers, and a kernel's speed does not depend on which blocks it reads.
 constexpr int64_t kPoolRows = 128;
@@ -70,8 +63,6 @@ constexpr size_t kColdCacheMultiple = 3;
 constexpr size_t kCopyAlignment = 64;  // a cache line, as GGUF files align their tensors
 
 [[noreturn]] void bad_usage(const std::string& message) { throw Error(Error::Kind::BadUsage, message); }
-
-double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 size_t round_up(size_t value, size_t multiple) { return (value + multiple - 1) / multiple * multiple; }
 
@@ -135,21 +126,6 @@ struct Subject {
     return experts == 1 ? fmt::format("{} {}x{}", type->name, m, k)
                         : fmt::format("{} {}x{}x{} top-{}", type->name, experts, m, k, top_k);
   }
-};
-
-// One line on stderr, rewritten in place; nothing unless stderr is a terminal. Cleared when it goes, error or not.
-class Progress {
- public:
-  Progress() = default;
-  Progress(const Progress&) = delete;
-  Progress& operator=(const Progress&) = delete;
-  ~Progress() { show(""); }
-  void show(const std::string& text) const {
-    if (tty_) fmt::print(stderr, "\r\033[K{}", text);
-  }
-
- private:
-  bool tty_ = ::isatty(STDERR_FILENO) != 0;
 };
 
 std::vector<Path> parse_paths(const std::string& name, bool moe) {
@@ -286,34 +262,6 @@ AlignedBytes allocate_aligned(size_t bytes) {
   void* memory = std::aligned_alloc(kCopyAlignment, round_up(std::max<size_t>(bytes, 1), kCopyAlignment));
   if (!memory) throw std::bad_alloc();
   return AlignedBytes(static_cast<uint8_t*>(memory));
-}
-
-// The times of timed(repeat), repeated as kMinRepeats and the others say, each after an untimed prepare(repeat).
-std::vector<double> time_repeats(const std::function<void(size_t)>& timed,
-                                 const std::function<void(size_t)>& prepare = [](size_t) {}) {
-  std::vector<double> times;
-  const auto start = Clock::now();
-  for (;;) {
-    prepare(times.size());
-    const auto before = Clock::now();
-    timed(times.size());
-    times.push_back(seconds_since(before));
-    const double spent = seconds_since(start);
-    if (times.size() >= kMaxRepeats || spent >= kSlowCapSeconds ||
-        (times.size() >= kMinRepeats && spent >= kBudgetSeconds)) {
-      break;
-    }
-  }
-  return times;
-}
-
-// The repeat whose time is the median.
-size_t median_repeat(const std::vector<double>& times) {
-  std::vector<size_t> order(times.size());
-  std::iota(order.begin(), order.end(), size_t{0});
-  const auto middle = order.begin() + static_cast<ptrdiff_t>(order.size() / 2);
-  std::ranges::nth_element(order, middle, {}, [&](size_t repeat) { return times[repeat]; });
-  return *middle;
 }
 
 // The experts of n tokens, top_k distinct ones each, as [tokens, top_k].

@@ -12,5 +12,6 @@ void add_matmul(CLI::App& app);
 void add_moe(CLI::App& app);
 void add_check(CLI::App& app);
 void add_bench(CLI::App& app);
+void add_calibrate(CLI::App& app);
 
 }  // namespace ggufmm::cli

@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
   ggufmm::cli::add_moe(app);
   ggufmm::cli::add_check(app);
   ggufmm::cli::add_bench(app);
+  ggufmm::cli::add_calibrate(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -1,0 +1,143 @@
+#include "paths/profile.hpp"
+
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <optional>
+
+#include "kernels/kernels.hpp"
+#include "runtime/cpu.hpp"
+
+namespace ggufmm {
+namespace {
+
+constexpr int kProfileVersion = 1;
+
+[[noreturn]] void bad_profile(const std::string& path, const std::string& what) {
+  throw Error(Error::Kind::BadInput, fmt::format("path profile {}: {}", path, what));
+}
+
+struct Active {
+  std::mutex mutex;
+  std::once_flag loaded;
+  std::shared_ptr<const PathProfile> profile;  // null: fixed thresholds
+};
+
+Active& active() {
+  static Active a;
+  return a;
+}
+
+// $GGUFMM_PROFILE (empty or "none": no profile), else the default file where it exists.
+std::optional<PathProfile> initial_profile() {
+  if (const char* env = std::getenv("GGUFMM_PROFILE")) {
+    const std::string path = env;
+    if (path.empty() || path == "none") return std::nullopt;
+    return read_profile(path);
+  }
+  const std::string path = default_profile_path();
+  std::error_code ignored;
+  if (path.empty() || !std::filesystem::exists(path, ignored)) return std::nullopt;
+  return read_profile(path);
+}
+
+std::shared_ptr<const PathProfile> current() {
+  Active& a = active();
+  std::call_once(a.loaded, [&] {
+    std::optional<PathProfile> p = initial_profile();
+    const std::lock_guard lock(a.mutex);
+    if (p) a.profile = std::make_shared<const PathProfile>(std::move(*p));
+  });
+  const std::lock_guard lock(a.mutex);
+  return a.profile;
+}
+
+}  // namespace
+
+std::string default_profile_path() {
+  if (const char* xdg = std::getenv("XDG_CONFIG_HOME"); xdg && *xdg) return fmt::format("{}/ggufmm/profile.json", xdg);
+  if (const char* home = std::getenv("HOME"); home && *home) return fmt::format("{}/.config/ggufmm/profile.json", home);
+  return {};
+}
+
+PathProfile read_profile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) bad_profile(path, "cannot be read");
+  nlohmann::json j;
+  try {
+    in >> j;
+  } catch (const nlohmann::json::exception& e) {
+    bad_profile(path, fmt::format("not JSON ({})", e.what()));
+  }
+  PathProfile p;
+  try {
+    if (j.at("ggufmm_profile").get<int>() != kProfileVersion) {
+      bad_profile(path, fmt::format("version {} (this build reads {})", j.at("ggufmm_profile").dump(), kProfileVersion));
+    }
+    p.isa = j.at("isa").get<std::string>();
+    p.threads = j.at("threads").get<int>();
+    for (const auto& c : j.at("crossovers")) {
+      const std::string type = c.at("type").get<std::string>();
+      const TypeInfo* t = type_info(type);
+      if (!t || !t->is_weight) bad_profile(path, fmt::format("unknown weight type '{}'", type));
+      const std::string shape = c.at("class").get<std::string>();
+      if (shape != "small" && shape != "large") bad_profile(path, fmt::format("shape class '{}' (small or large)", shape));
+      const PathCrossover x{t->type, shape == "large", c.at("tiled_from").get<int64_t>(), c.at("dense_from").get<int64_t>()};
+      if (x.tiled_from < kernels::kMaxGemvRows + 1 || x.dense_from < 0) {
+        bad_profile(path, fmt::format("{} {}: tiled_from {} or dense_from {} out of range", type, shape, x.tiled_from,
+                                      x.dense_from));
+      }
+      p.crossovers.push_back(x);
+    }
+  } catch (const nlohmann::json::exception& e) {
+    bad_profile(path, fmt::format("missing or mistyped field ({})", e.what()));
+  }
+  return p;
+}
+
+void write_profile(const std::string& path, const PathProfile& profile) {
+  nlohmann::json crossovers = nlohmann::json::array();
+  for (const PathCrossover& c : profile.crossovers) {
+    crossovers.push_back({{"type", type_info(c.type)->name},
+                          {"class", c.large ? "large" : "small"},
+                          {"tiled_from", c.tiled_from},
+                          {"dense_from", c.dense_from}});
+  }
+  const nlohmann::json j = {{"ggufmm_profile", kProfileVersion},
+                            {"isa", profile.isa},
+                            {"threads", profile.threads},
+                            {"crossovers", crossovers}};
+  const std::string text = j.dump(2) + "\n";
+  const std::filesystem::path dir = std::filesystem::path(path).parent_path();
+  std::error_code error;
+  if (!dir.empty()) std::filesystem::create_directories(dir, error);
+  write_file_atomic(path, text.data(), text.size());
+}
+
+void set_profile(std::optional<PathProfile> profile) {
+  Active& a = active();
+  std::call_once(a.loaded, [] {});  // an explicit profile replaces the one Auto would have read
+  const std::lock_guard lock(a.mutex);
+  a.profile = profile ? std::make_shared<const PathProfile>(std::move(*profile)) : nullptr;
+}
+
+namespace paths {
+
+PathCrossover crossover_for(const Weight& w) {
+  const bool large = w.m * w.k > kLargeWeightValues;
+  const std::shared_ptr<const PathProfile> p = current();
+  if (p && p->isa == runtime::isa_name(runtime::active_isa())) {
+    for (const PathCrossover& c : p->crossovers) {
+      if (c.type == w.type && c.large == large) return c;
+    }
+  }
+  return {w.type, large, kernels::kMaxGemvRows + 1, 0};
+}
+
+}  // namespace paths
+}  // namespace ggufmm

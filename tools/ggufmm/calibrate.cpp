@@ -1,0 +1,144 @@
+// ggufmm calibrate: measures on this machine the row counts at which the tiled path overtakes gemv (and, with
+// --dense, at which the dense path overtakes both), per format and shape class, and saves them as the path
+// profile Auto uses (ggufmm.hpp, PathProfile).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+#include <functional>
+#include <random>
+#include <span>
+
+#include "commands.hpp"
+#include "common.hpp"
+#include "ggufmm/ggufmm.hpp"
+#include "runtime/cpu.hpp"
+#include "runtime/thread_pool.hpp"
+#include "timing.hpp"
+
+namespace ggufmm::cli {
+namespace {
+
+struct ShapeClass {
+  bool large;
+  int64_t m, k;
+};
+// One representative shape per class: an attention-sized matrix and an 8B model's FFN down projection.
+constexpr ShapeClass kClasses[] = {{false, 2048, 4096}, {true, 4096, 14336}};
+constexpr ShapeClass kQuickClasses[] = {{false, 64, 512}, {true, 64, 1024}};  // for tests: the mechanics only
+const std::vector<int64_t> kLadder = {8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512};
+const std::vector<int64_t> kQuickLadder = {8, 16};
+
+// A path counts as faster from the first of two consecutive rungs where it wins, so one noisy rung does not move
+// the crossover; a path that never wins gets the rung past the ladder.
+int64_t crossover(const std::vector<int64_t>& ladder, const std::function<bool(int64_t)>& wins) {
+  int64_t first = 0;
+  for (const int64_t n : ladder) {
+    if (!wins(n)) {
+      first = 0;
+      continue;
+    }
+    if (first != 0) return first;
+    first = n;
+  }
+  return first != 0 ? first : ladder.back() + 1;
+}
+
+// m rows of k values that repeat a small pool of random blocks: quantizing a whole matrix from f32 would take
+// minutes for the searching formats, and a kernel's speed does not depend on which blocks it reads.
+std::vector<uint8_t> tile_pool(const TypeInfo& t, const std::vector<uint8_t>& pool, int64_t pool_rows,
+                               int64_t pool_blocks, int64_t m, int64_t k) {
+  const auto block = static_cast<size_t>(t.block_bytes);
+  const int64_t blocks = k / t.block_size;
+  std::vector<uint8_t> out(static_cast<size_t>(m * blocks) * block);
+  for (int64_t r = 0; r < m; ++r) {
+    for (int64_t b = 0; b < blocks; ++b) {
+      const uint8_t* from = pool.data() + static_cast<size_t>((r % pool_rows) * pool_blocks + b % pool_blocks) * block;
+      std::memcpy(out.data() + static_cast<size_t>(r * blocks + b) * block, from, block);
+    }
+  }
+  return out;
+}
+
+struct Settings {
+  std::string types;
+  std::string output;
+  int threads = 0;
+  bool dense = false;
+  bool quick = false;
+};
+
+void calibrate(const Settings& s) {
+  std::vector<const TypeInfo*> types;
+  if (s.types.empty()) {
+    for (const TypeInfo& t : all_types()) {
+      if (t.is_weight && t.block_size > 1) types.push_back(type_info(t.type));  // floats have no tiled form
+    }
+  } else {
+    for (size_t at = 0; at <= s.types.size();) {
+      const size_t comma = std::min(s.types.find(',', at), s.types.size());
+      const std::string name = s.types.substr(at, comma - at);
+      const TypeInfo* t = type_info(name);
+      if (!t || !t->is_weight) throw Error(Error::Kind::BadUsage, fmt::format("--type: unknown weight type '{}'", name));
+      types.push_back(t);
+      at = comma + 1;
+    }
+  }
+  const std::vector<int64_t>& ladder = s.quick ? kQuickLadder : kLadder;
+  const auto classes = s.quick ? std::span<const ShapeClass>(kQuickClasses) : std::span<const ShapeClass>(kClasses);
+  const Progress progress;
+  std::mt19937 rng(20261130);
+  std::normal_distribution<float> normal;
+  PathProfile profile{std::string(runtime::isa_name(runtime::active_isa())),
+                      runtime::ThreadPool::resolve_threads(s.threads), {}};
+  fmt::print("{:<8}  {:<5}  {:>5}  {:>6}  {:>10}  {:>10}\n", "type", "class", "m", "k", "tiled_from", "dense_from");
+  for (const TypeInfo* t : types) {
+    progress.show(fmt::format("{}: making random blocks", t->name));
+    constexpr int64_t kPoolRows = 64, kPoolBlocks = 8;
+    const std::vector<uint8_t> pool = random_weights(*t, kPoolRows, kPoolBlocks * t->block_size, rng);
+    for (const ShapeClass& c : classes) {
+      const std::vector<uint8_t> bytes = tile_pool(*t, pool, kPoolRows, kPoolBlocks, c.m, c.k);
+      const Weight w{.type = t->type, .k = c.k, .m = c.m, .data = bytes.data(), .name = "calibration"};
+      std::vector<float> x(static_cast<size_t>(ladder.back() * c.k)), y(static_cast<size_t>(ladder.back() * c.m));
+      for (float& v : x) v = normal(rng);
+      auto seconds = [&](Path path, int64_t n) {
+        progress.show(fmt::format("{} {}x{}: {} rows, {}", t->name, c.m, c.k, n, path_name(path)));
+        const std::vector<double> times = time_repeats(
+            [&](size_t) { matmul(w, x.data(), n, y.data(), nullptr, {.path = path, .threads = s.threads}); });
+        return times[median_repeat(times)];
+      };
+      PathCrossover found{t->type, c.large, 0, 0};
+      found.tiled_from = crossover(ladder, [&](int64_t n) { return seconds(Path::Tiled, n) <= seconds(Path::Gemv, n); });
+      if (s.dense) {
+        found.dense_from = crossover(ladder, [&](int64_t n) {
+          const Path best = n < found.tiled_from ? Path::Gemv : Path::Tiled;
+          return seconds(Path::Dense, n) < seconds(best, n);  // the median leaves out the repeat that made the copy
+        });
+        clear_dense_cache();
+      }
+      progress.show("");
+      fmt::print("{:<8}  {:<5}  {:>5}  {:>6}  {:>10}  {:>10}\n", t->name, c.large ? "large" : "small", c.m, c.k,
+                 found.tiled_from, s.dense ? fmt::format("{}", found.dense_from) : std::string("-"));
+      profile.crossovers.push_back(found);
+    }
+  }
+  const std::string path = s.output.empty() ? default_profile_path() : s.output;
+  if (path.empty()) throw Error(Error::Kind::BadUsage, "no place for the profile: give -o FILE (HOME is not set)");
+  write_profile(path, profile);
+  fmt::print("profile written to {} (GGUFMM_PROFILE=none ignores it)\n", path);
+}
+
+}  // namespace
+
+void add_calibrate(CLI::App& app) {
+  auto* cmd = app.add_subcommand("calibrate", "measure the row counts where the paths cross over; save them for auto");
+  static Settings s;
+  cmd->add_option("--type", s.types, "formats, comma-separated (default: every quantized format)");
+  cmd->add_option("--threads", s.threads, "threads (0: all cores)")->check(CLI::NonNegativeNumber);
+  cmd->add_flag("--dense", s.dense, "also measure where the dense path (a dequantized copy) overtakes the others");
+  cmd->add_option("-o,--output", s.output, "profile file (default: " + default_profile_path() + ")");
+  cmd->add_flag("--quick", s.quick, "tiny shapes, two rungs: checks the mechanics only")->group("");
+  cmd->callback([] { calibrate(s); });
+}
+
+}  // namespace ggufmm::cli
