@@ -37,7 +37,8 @@ uint8_t nearest_code(float x, float d) {
 
 void decode_mxfp4(const void* block, Int8Block& out) {
   const auto& b = *static_cast<const BlockMXFP4*>(block);
-  for (int j = 0; j < kQK; ++j) out.q[j] = kMXFP4Values[Strips<4, kQK / 2>::get(b.qs, j)];
+  Strips<4, kQK / 2>::unpack(b.qs, kQK, out.q);
+  for (int j = 0; j < kQK; ++j) out.q[j] = kMXFP4Values[out.q[j]];
   set_sub_blocks(out, 0, kQK / Int8Block::kSubBlock, e8m0_half(b.e));
 }
 

@@ -17,22 +17,28 @@
 namespace ggufmm::format {
 namespace {
 
-// value = (d * scale) * level - (dmin * min), per sub-block of Sub values.
-template <int Sub, class ScaleMin, class Level>
-void decode_affine(float d, float dmin, ScaleMin scale_min, Level level, Int8Block& out) {
+// value = (d * scale) * level - (dmin * min), per sub-block of Sub values; levels(q) writes the 256 levels.
+template <int Sub, class ScaleMin, class Levels>
+void decode_affine(float d, float dmin, ScaleMin scale_min, Levels levels, Int8Block& out) {
   constexpr int kSubs = Sub / Int8Block::kSubBlock;
   for (int j = 0; j < kQK_K / Sub; ++j) {
     const auto [scale, min] = scale_min(j);
     set_sub_blocks(out, j * kSubs, kSubs, d * scale, dmin * min);
   }
-  for (int i = 0; i < kQK_K; ++i) out.q[i] = static_cast<int8_t>(level(i));
+  levels(out.q);
 }
 
 // value = (d * scale) * level, with signed scales and levels, per sub-block of 16 values.
-template <class Scale, class Level>
-void decode_signed(float d, Scale scale, Level level, Int8Block& out) {
+template <class Scale, class Levels>
+void decode_signed(float d, Scale scale, Levels levels, Int8Block& out) {
   for (int j = 0; j < kQK_K / 16; ++j) set_sub_blocks(out, j, 1, d * scale(j));
-  for (int i = 0; i < kQK_K; ++i) out.q[i] = static_cast<int8_t>(level(i));
+  levels(out.q);
+}
+
+// q[i] = (q[i] | high[i] << shift) - bias: a level's top bits, stored apart, joined to its low ones.
+template <int Shift, int Bias>
+void join_high_bits(int8_t* q, const int8_t* high) {
+  for (int i = 0; i < kQK_K; ++i) q[i] = static_cast<int8_t>((q[i] | high[i] << Shift) - Bias);
 }
 
 // Requantizes sub-block j against its scale d and min dm as stored: level round((x + dm) / d) in [lo, hi], kept as
@@ -50,7 +56,7 @@ void requantize(const float* x, int j, float d, float dm, int lo, int hi, uint8_
 void decode(const BlockQ2_K& b, Int8Block& out) {
   decode_affine<16>(
       fp16_to_f32(b.d), fp16_to_f32(b.dmin), [&](int j) { return std::pair{b.scales[j] & 0xf, b.scales[j] >> 4}; },
-      [&](int i) { return Strips<2, 32>::get(b.qs, i); }, out);
+      [&](int8_t* q) { Strips<2, 32>::unpack(b.qs, kQK_K, q); }, out);
 }
 
 void encode(const float* x, BlockQ2_K& b) {
@@ -92,7 +98,13 @@ int q3_scale(const uint8_t* s, int j) {
 void decode(const BlockQ3_K& b, Int8Block& out) {
   decode_signed(
       fp16_to_f32(b.d), [&](int j) { return q3_scale(b.scales, j); },
-      [&](int i) { return (Strips<2, 32>::get(b.qs, i) | Strips<1, 32>::get(b.hmask, i) << 2) - 4; }, out);
+      [&](int8_t* q) {
+        int8_t high[kQK_K];
+        Strips<2, 32>::unpack(b.qs, kQK_K, q);
+        Strips<1, 32>::unpack(b.hmask, kQK_K, high);
+        join_high_bits<2, 4>(q, high);
+      },
+      out);
 }
 
 void encode(const float* x, BlockQ3_K& b) {
@@ -149,17 +161,20 @@ template <class Block>
 constexpr bool kHasFifthBit = requires(const Block& b) { b.qh; };
 
 template <class Block>
-int k_level(const Block& b, int i) {
-  int l = Strips<4, 32>::get(b.qs, i);
-  if constexpr (kHasFifthBit<Block>) l |= Strips<1, 32>::get(b.qh, i) << 4;
-  return l;
+void k_levels(const Block& b, int8_t* q) {
+  Strips<4, 32>::unpack(b.qs, kQK_K, q);
+  if constexpr (kHasFifthBit<Block>) {
+    int8_t high[kQK_K];
+    Strips<1, 32>::unpack(b.qh, kQK_K, high);
+    join_high_bits<4, 0>(q, high);
+  }
 }
 
 template <class Block>
 void decode_k(const Block& b, Int8Block& out) {
   decode_affine<32>(
       fp16_to_f32(b.d), fp16_to_f32(b.dmin), [&](int j) { return k4_scale_min(b.scales, j); },
-      [&](int i) { return k_level(b, i); }, out);
+      [&](int8_t* q) { k_levels(b, q); }, out);
 }
 
 template <class Block>
@@ -211,7 +226,13 @@ void encode(const float* x, BlockQ5_K& b) { encode_k(x, b); }
 void decode(const BlockQ6_K& b, Int8Block& out) {
   decode_signed(
       fp16_to_f32(b.d), [&](int j) { return b.scales[j]; },
-      [&](int i) { return (Strips<4, 64>::get(b.ql, i) | Strips<2, 32>::get(b.qh, i) << 4) - 32; }, out);
+      [&](int8_t* q) {
+        int8_t high[kQK_K];
+        Strips<4, 64>::unpack(b.ql, kQK_K, q);
+        Strips<2, 32>::unpack(b.qh, kQK_K, high);
+        join_high_bits<4, 32>(q, high);
+      },
+      out);
 }
 
 void encode(const float* x, BlockQ6_K& b) {

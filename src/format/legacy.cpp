@@ -26,17 +26,13 @@ constexpr int kBits = kHasFifthBit<Block> ? 5 : 4;
 // Level j: the low nibble of byte j for the first 16, the high nibble of byte j - 16 for the rest; the fifth bit
 // is bit j of the little-endian qh.
 template <class Block>
-int level(const Block& b, int j) {
-  int l = Strips<4, kQK / 2>::get(b.qs, j);
-  if constexpr (kHasFifthBit<Block>) l |= Strips<1, 1>::get(b.qh, j) << 4;
-  return l;
-}
-
-template <class Block>
 void decode(const Block& b, Int8Block& out) {
   // The symmetric formats centre their levels on zero; the _1 formats keep them unsigned and add the min.
   constexpr int kBias = kHasMin<Block> ? 0 : 1 << (kBits<Block> - 1);
-  for (int j = 0; j < kQK; ++j) out.q[j] = static_cast<int8_t>(level(b, j) - kBias);
+  Strips<4, kQK / 2>::unpack(b.qs, kQK, out.q);
+  int8_t high[kQK] = {};
+  if constexpr (kHasFifthBit<Block>) Strips<1, 1>::unpack(b.qh, kQK, high);
+  for (int j = 0; j < kQK; ++j) out.q[j] = static_cast<int8_t>((out.q[j] | high[j] << 4) - kBias);
   float offset = 0.0f;
   if constexpr (kHasMin<Block>) offset = -fp16_to_f32(b.m);
   set_sub_blocks(out, 0, kQK / Int8Block::kSubBlock, fp16_to_f32(b.d), offset);

@@ -23,6 +23,17 @@ struct Strips {
 
   static int get(const uint8_t* bytes, int i) { return (bytes[byte(i)] >> shift(i)) & kMask; }
 
+  // out[i] = get(bytes, i) for i < n (a multiple of Stride * kPerByte), in runs of Stride contiguous bytes that
+  // compilers turn into vector shifts and masks.
+  static void unpack(const uint8_t* bytes, int n, int8_t* out) {
+    for (int base = 0; base < n; base += Stride * kPerByte) {
+      const uint8_t* from = bytes + base / kPerByte;
+      for (int s = 0; s < kPerByte; ++s) {
+        for (int i = 0; i < Stride; ++i) out[base + s * Stride + i] = static_cast<int8_t>((from[i] >> (Bits * s)) & kMask);
+      }
+    }
+  }
+
   // Stores bits [from, from + Bits) of values[0..n) into the n / kPerByte bytes.
   static void put(const uint8_t* values, int n, uint8_t* bytes, int from = 0) {
     std::fill_n(bytes, n / kPerByte, uint8_t{0});

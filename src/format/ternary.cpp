@@ -73,7 +73,8 @@ void encode(const float* x, BlockTQ1_0& b) {
 }
 
 void decode(const BlockTQ2_0& b, Int8Block& out) {
-  for (int i = 0; i < kQK_K; ++i) out.q[i] = static_cast<int8_t>(Strips<2, 32>::get(b.qs, i) - 1);
+  Strips<2, 32>::unpack(b.qs, kQK_K, out.q);
+  for (int i = 0; i < kQK_K; ++i) out.q[i] = static_cast<int8_t>(out.q[i] - 1);
   set_sub_blocks(out, 0, kQK_K / Int8Block::kSubBlock, fp16_to_f32(b.d));
 }
 

@@ -10,28 +10,31 @@ using kernels::kPanelRows;
 PanelShape PanelBuffer::decode(const format::Format& f, const Weight& w, int64_t o0, int rows) {
   k_ = w.k;
   const int64_t subs = k_ / 16;
-  // Rows past `rows` stay zero: code 128 is the value 0.
-  codes_.assign(static_cast<size_t>(kPanelRows * k_), 128);
+  codes_.resize(static_cast<size_t>(kPanelRows * k_));
   row_scales_.assign(static_cast<size_t>(kPanelRows * subs), 0.0f);
   row_offsets_.assign(row_scales_.size(), 0.0f);
-  const int64_t blocks = k_ / f.info.block_size;
-  const int block_subs = f.info.block_size / format::Int8Block::kSubBlock;
-  format::Int8Block b;
-  for (int l = 0; l < rows; ++l) {
-    const auto* row = static_cast<const uint8_t*>(w.data) + static_cast<size_t>(o0 + l) * w.row_bytes();
-    for (int64_t j = 0; j < blocks; ++j) {
-      f.decode(row + j * f.info.block_bytes, b);
-      // Straight into the kernels' layout: 4 values a word, this row's word of every 64-byte chunk; the sign bit
-      // flipped makes the int8 value q the unsigned code q + 128.
-      uint8_t* chunk = codes_.data() + (j * f.info.block_size / 4) * 64 + l * 4;
-      for (int i = 0; i < f.info.block_size; i += 4) {
+  const int block_size = f.info.block_size;
+  const int64_t blocks = k_ / block_size;
+  const int block_subs = block_size / format::Int8Block::kSubBlock;
+  // Rows past `rows` stay zero (code 128).
+  for (int l = rows; l < kPanelRows; ++l) std::fill_n(decoded_[l].q, block_size, int8_t{0});
+  for (int64_t j = 0; j < blocks; ++j) {
+    for (int l = 0; l < rows; ++l) {
+      const auto* row = static_cast<const uint8_t*>(w.data) + static_cast<size_t>(o0 + l) * w.row_bytes();
+      f.decode(row + j * f.info.block_bytes, decoded_[l]);
+      std::copy_n(decoded_[l].scale, block_subs, row_scales_.begin() + l * subs + j * block_subs);
+      std::copy_n(decoded_[l].offset, block_subs, row_offsets_.begin() + l * subs + j * block_subs);
+    }
+    // The block's 16 rows, decoded, go out a whole 64-byte chunk at a time: 4 values of each row per word, the
+    // sign bit flipped to make the int8 value q the unsigned code q + 128.
+    uint8_t* chunk = codes_.data() + (j * block_size / 4) * 64;
+    for (int i = 0; i < block_size; i += 4, chunk += 64) {
+      for (int l = 0; l < kPanelRows; ++l) {
         uint32_t word;
-        std::memcpy(&word, b.q + i, 4);
+        std::memcpy(&word, decoded_[l].q + i, 4);
         word ^= 0x80808080u;
-        std::memcpy(chunk + (i / 4) * 64, &word, 4);
+        std::memcpy(chunk + l * 4, &word, 4);
       }
-      std::copy_n(b.scale, block_subs, row_scales_.begin() + l * subs + j * block_subs);
-      std::copy_n(b.offset, block_subs, row_offsets_.begin() + l * subs + j * block_subs);
     }
   }
   PanelShape shape;

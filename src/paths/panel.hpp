@@ -28,6 +28,7 @@ class PanelBuffer {
 
  private:
   int64_t k_ = 0;
+  format::Int8Block decoded_[kernels::kPanelRows];  // one block of each row
   std::vector<uint8_t> codes_;                   // [k / 4][16][4]
   std::vector<float> row_scales_, row_offsets_;  // [16][k / 16]
   std::vector<float> scales_, offsets_;
