@@ -39,5 +39,7 @@ using TileFn = void (*)(const Panel* panels, int panel_count, int valid, const T
 
 // The tile kernel of a level for a panel group size and symmetry, or null when the level has none.
 TileFn find_tile(runtime::Isa isa, int group, bool asymmetric);
+// Whether the level has tile kernels of its own (else find_tile gives the portable ones).
+bool has_own_tiles(runtime::Isa isa);
 
 }  // namespace ggufmm::kernels
