@@ -18,10 +18,11 @@ PanelShape PanelBuffer::decode(const format::Format& f, const Weight& w, int64_t
   const int block_subs = block_size / format::Int8Block::kSubBlock;
   // Rows past `rows` stay zero (code 128).
   for (int l = rows; l < kPanelRows; ++l) std::fill_n(decoded_[l].q, block_size, int8_t{0});
+  const size_t row_bytes = w.row_bytes();
+  const auto* first = static_cast<const uint8_t*>(w.data) + static_cast<size_t>(o0) * row_bytes;
   for (int64_t j = 0; j < blocks; ++j) {
     for (int l = 0; l < rows; ++l) {
-      const auto* row = static_cast<const uint8_t*>(w.data) + static_cast<size_t>(o0 + l) * w.row_bytes();
-      f.decode(row + j * f.info.block_bytes, decoded_[l]);
+      f.decode(first + l * row_bytes + j * f.info.block_bytes, decoded_[l]);
       std::copy_n(decoded_[l].scale, block_subs, row_scales_.begin() + l * subs + j * block_subs);
       std::copy_n(decoded_[l].offset, block_subs, row_offsets_.begin() + l * subs + j * block_subs);
     }
