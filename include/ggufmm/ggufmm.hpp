@@ -90,7 +90,7 @@ struct Weight {
 };
 
 // Kernel paths. `Auto` picks the best one for the call: gemv for 1 to 7 rows, tiled from 8 (or from the row count
-// the path profile measured, see below; never where the CPU runs only the portable tile kernel, as AVX2 ones do); dense from the prefill-dequant minimum (or the profile's, if larger) when
+// the path profile measured, see below); dense from the prefill-dequant minimum (or the profile's, if larger) when
 // that is on (set_prefill_dequant) and the weight fits the dense cache's budget. The environment variable
 // GGUFMM_PATH (ref|gemv|tiled|dense), read once, forces a path where Options say Auto.
 // `Dense` dequantizes a weight once into a dense copy (bf16, or f32 where this CPU multiplies that clearly faster)

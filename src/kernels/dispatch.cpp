@@ -42,10 +42,17 @@ QuantizeActFn find_quantize_act(runtime::Isa isa) {
 TileFn find_tile(runtime::Isa isa, int group, bool asymmetric) {
   const int g = group == 32 ? 1 : 0;
   const int a = asymmetric ? 1 : 0;
-  return has_own_tiles(isa) ? avx512::tile_int8[g][a] : scalar::tile_int8[g][a];
+  switch (isa) {
+    case runtime::Isa::Avx512:
+      return avx512::tile_int8[g][a];
+    case runtime::Isa::AvxVnni:
+      return avxvnni::tile_int8[g][a];
+    case runtime::Isa::Avx2:
+      return avx2::tile_int8[g][a];
+    case runtime::Isa::Scalar:
+      break;
+  }
+  return scalar::tile_int8[g][a];
 }
-
-// Only AVX-512 has its own tile kernels so far; the AVX2 levels use the portable one.
-bool has_own_tiles(runtime::Isa isa) { return isa == runtime::Isa::Avx512; }
 
 }  // namespace ggufmm::kernels

@@ -37,9 +37,21 @@ struct TileActivations {
 using TileFn = void (*)(const Panel* panels, int panel_count, int valid, const TileActivations& x, int64_t r0, int nr,
                         float* y, int64_t ldy, int64_t o0, const float* residual);
 
-// The tile kernel of a level for a panel group size and symmetry, or null when the level has none.
+// Each level's tile kernels, by [group == 32][asymmetric].
+namespace scalar {
+extern const TileFn tile_int8[2][2];
+}
+namespace avx2 {
+extern const TileFn tile_int8[2][2];
+}
+namespace avxvnni {
+extern const TileFn tile_int8[2][2];
+}
+namespace avx512 {
+extern const TileFn tile_int8[2][2];
+}
+
+// The tile kernel of a level for a panel group size and symmetry.
 TileFn find_tile(runtime::Isa isa, int group, bool asymmetric);
-// Whether the level has tile kernels of its own (else find_tile gives the portable ones).
-bool has_own_tiles(runtime::Isa isa);
 
 }  // namespace ggufmm::kernels

@@ -5,14 +5,12 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <limits>
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
 
 #include "kernels/kernels.hpp"
-#include "kernels/tile.hpp"
 #include "runtime/cpu.hpp"
 
 namespace ggufmm {
@@ -138,10 +136,7 @@ PathCrossover crossover_for(const Weight& w) {
       if (c.type == w.type && c.large == large) return c;
     }
   }
-  // Where the level's SIMD decode kernels meet only the portable tile kernel, gemv stays faster at any row count.
-  const runtime::Isa isa = runtime::active_isa();
-  const bool tiles = isa == runtime::Isa::Scalar || kernels::has_own_tiles(isa);
-  return {w.type, large, tiles ? kernels::kMaxGemvRows + 1 : std::numeric_limits<int64_t>::max(), 0};
+  return {w.type, large, kernels::kMaxGemvRows + 1, 0};
 }
 
 }  // namespace paths

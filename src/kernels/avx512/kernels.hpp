@@ -6,8 +6,6 @@
 
 namespace ggufmm::kernels::avx512 {
 
-// Tile kernels by [group == 32][asymmetric].
-extern const TileFn tile_int8[2][2];
 extern const QuantizeActFn quantize_act;
 
 extern const GemvFn gemv_f32;
