@@ -114,10 +114,16 @@ inline __m256i dot_step(__m256i seed, const StepWeights& w, __m256i lo, __m256i 
     return _mm256_add_epi32(seed, _mm256_add_epi32(half(w.lo, lo), half(w.hi, hi)));
   } else {
 #if defined(__AVXVNNI__)
+    constexpr bool kVnni = true;
+#else
+    constexpr bool kVnni = false;
+#endif
+    // Without VNNI a pair of products is at most 2 * 64 * 127 in magnitude, so the two halves' pairs add in int16
+    // unsaturated.
+    static_assert(kVnni || F::kMaxCode <= 64);
+#if defined(__AVXVNNI__)
     return _mm256_dpbusd_avx_epi32(_mm256_dpbusd_avx_epi32(seed, w.lo, lo), w.hi, hi);
 #else
-    // A pair of products is at most 2 * 64 * 127 in magnitude, so the two halves' pairs add in int16 unsaturated.
-    static_assert(F::kMaxCode <= 64);
     const __m256i pairs = _mm256_add_epi16(_mm256_maddubs_epi16(w.lo, lo), _mm256_maddubs_epi16(w.hi, hi));
     return _mm256_add_epi32(seed, _mm256_madd_epi16(pairs, _mm256_set1_epi16(1)));
 #endif
