@@ -11,6 +11,7 @@
 #include <random>
 
 #include "ggufmm/gguf.hpp"
+#include "runtime/cpu.hpp"
 #include "testdata.hpp"
 
 namespace ggufmm {
@@ -115,10 +116,19 @@ TEST_P(MoeRandom, RoutingOfEveryKindMatchesExact) {
         const std::vector<double> e = exact_matmul(expert, row, 1);
         for (int64_t o = 0; o < m; ++o) exact[static_cast<size_t>(ts * m + o)] = e[static_cast<size_t>(o)] + residual[static_cast<size_t>(ts * m + o)];
       }
-      std::vector<float> y(residual.size());
-      mul_mat_id(w, act.data(), c.tokens, act_slots, ids.data(), c.slots, y.data(), residual.data(), {.threads = 2});
-      EXPECT_LE(nmse(y.data(), exact.data(), y.size()), 1e-3)
-          << fmt::format("experts={} slots={} tokens={} act_slots={}", c.experts, c.slots, c.tokens, act_slots);
+      // Each expert group through gemv or tiled by the crossover: the built-in one, and one of 8 rows, so that
+      // both kernels see groups of every size.
+      for (const bool early_tiles : {false, true}) {
+        set_profile(early_tiles ? std::optional(PathProfile{std::string(runtime::isa_name(runtime::active_isa())), 2,
+                                                            {{type, false, 8, 0}, {type, true, 8, 0}}})
+                                : std::nullopt);
+        std::vector<float> y(residual.size());
+        mul_mat_id(w, act.data(), c.tokens, act_slots, ids.data(), c.slots, y.data(), residual.data(), {.threads = 2});
+        EXPECT_LE(nmse(y.data(), exact.data(), y.size()), 1e-3)
+            << fmt::format("experts={} slots={} tokens={} act_slots={} tiles from 8 rows: {}", c.experts, c.slots,
+                           c.tokens, act_slots, early_tiles);
+      }
+      set_profile(std::nullopt);
     }
   }
 }

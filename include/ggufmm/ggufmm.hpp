@@ -89,8 +89,9 @@ struct Weight {
   size_t total_bytes() const { return expert_bytes() * static_cast<size_t>(experts); }
 };
 
-// Kernel paths. `Auto` picks the best one for the call: gemv for 1 to 7 rows, tiled from 8 (or from the row count
-// the path profile measured, see below); dense from the prefill-dequant minimum (or the profile's, if larger) when
+// Kernel paths. `Auto` picks the best one for the call: gemv for 1 to 7 rows and more, tiled from the row count
+// where it overtakes gemv (the path profile's, see below; without one, what calibrate measured on the development
+// machine: 24 to 192 rows by format); dense from the prefill-dequant minimum (or the profile's, if larger) when
 // that is on (set_prefill_dequant) and the weight fits the dense cache's budget. The environment variable
 // GGUFMM_PATH (ref|gemv|tiled|dense), read once, forces a path where Options say Auto.
 // `Dense` dequantizes a weight once into a dense copy (bf16, or f32 where this CPU multiplies that clearly faster)
@@ -102,7 +103,8 @@ std::vector<Path> available_paths();  // the concrete paths (not Auto)
 
 // The path profile: crossover row counts between the paths, measured on this machine by `ggufmm calibrate`, per
 // format and shape class. Auto reads it at its first use from $GGUFMM_PROFILE (empty or "none": no profile), else
-// from default_profile_path() when that file exists; a profile measured at another kernel level is not used.
+// from default_profile_path() when that file exists; a profile measured at another kernel level is not used, and
+// formats a profile lacks keep the built-in crossovers.
 struct PathCrossover {
   Type type = Type::F32;
   bool large = false;       // the shape class: more than kLargeWeightValues values (m * k)
