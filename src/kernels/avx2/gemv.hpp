@@ -118,16 +118,6 @@ enum class Grid8Form {
 //     __m256 offsets() const;                    // GroupOffset only: -o_g per group
 //   };
 
-// Weights stream through once, and decoding them is slow enough that the hardware prefetcher falls behind on a
-// loaded machine: ask for the lines of a block 2 KB on (rows are contiguous, so that may be the next row).
-// (A prefetch never faults; the address is formed as an integer, as it may lie past the end of the weight.)
-template <size_t kBytes>
-inline void prefetch_ahead(const void* block) {
-  for (size_t at = 0; at < kBytes; at += 64) {
-    _mm_prefetch(reinterpret_cast<const char*>(reinterpret_cast<uintptr_t>(block) + 2048 + at), _MM_HINT_T0);
-  }
-}
-
 // The grid words of 4 runs, whole, by their indices: four loads (measured faster than a gather, even where
 // gathers are quick, and much faster on AMD cores before Zen 4 where they are microcoded).
 template <class Index>
@@ -372,6 +362,7 @@ void gemv_k_rows(const uint8_t* w, size_t row_bytes, int64_t m0, int64_t m1, con
         for (int a = 0; a < kAccs; ++a) acc[R][a] = _mm256_setzero_ps();
       });
       for (int64_t j = j0; j < j1; ++j) {
+        prefetch_ahead<sizeof(typename F::Block)>(&b[j]);
         const F f(b[j]);
         // Weight times activation scale per row and group, read back as broadcasts (no shuffle per group and row).
         alignas(32) float ds[NR][kGroups];

@@ -141,16 +141,6 @@ inline __m512i epi16_pattern(F f) {
   }(std::make_integer_sequence<int, 16>{});
 }
 
-// Weights stream through once, and decoding them is slow enough that the hardware prefetcher falls behind on a
-// loaded machine: ask for the lines of a block 2 KB on (rows are contiguous, so that may be the next row).
-// (A prefetch never faults; the address is formed as an integer, as it may lie past the end of the weight.)
-template <size_t kBytes>
-inline void prefetch_ahead(const void* block) {
-  for (size_t at = 0; at < kBytes; at += 64) {
-    _mm_prefetch(reinterpret_cast<const char*>(reinterpret_cast<uintptr_t>(block) + 2048 + at), _MM_HINT_T0);
-  }
-}
-
 // The 8 grid words of one chunk (8 runs), by their indices. A gather merges into its destination: a mask the
 // compiler cannot see through keeps the zero source, so that no gather waits on an older value of its register.
 inline __m512i gather_runs(const uint64_t* grid, __m256i index) {
@@ -443,6 +433,7 @@ void gemv_k_rows(const uint8_t* w, size_t row_bytes, int64_t m0, int64_t m1, con
       __m512 acc[NR], accm[NR];
       for_chunks<NR>([&]<int R>() { acc[R] = accm[R] = _mm512_setzero_ps(); });
       for (int64_t j = j0; j < j1; ++j) {
+        prefetch_ahead<sizeof(typename F::Block)>(&b[j]);
         const KDecoded kd = F::decode(b[j]);
         for_chunks<NR>([&]<int R>() {
           const int8_t* xq = x.q + R * x.k + j * kValues;
