@@ -11,6 +11,7 @@
 #include "kernels/kernels.hpp"
 #include "paths/paths.hpp"
 #include "int8_floor.hpp"
+#include "random_weights.hpp"
 #include "testdata.hpp"
 
 namespace ggufmm {
@@ -96,27 +97,6 @@ TEST_P(GemvKernel, GoldenWithinAccuracyBounds) {
   }
 }
 
-std::vector<uint8_t> random_weight(Type type, int64_t m, int64_t k, std::mt19937& rng) {
-  std::normal_distribution<float> normal;
-  std::vector<float> v(static_cast<size_t>(m * k));
-  for (auto& e : v) e = normal(rng);
-  if (type_info(type)->can_quantize) return quantize(type, v.data(), m, k);
-  // Codebook formats cannot be quantized here: random blocks with a sane f16 scale in the leading field.
-  const TypeInfo& t = *type_info(type);
-  std::vector<uint8_t> bytes(static_cast<size_t>(m * k / t.block_size * t.block_bytes));
-  std::uniform_int_distribution<int> byte(0, 255);
-  for (auto& b : bytes) b = static_cast<uint8_t>(byte(rng));
-  for (size_t at = 0; at < bytes.size(); at += static_cast<size_t>(t.block_bytes)) {
-    if (type == Type::IQ1_M) {
-      for (int j = 0; j < 4; ++j) bytes[at + 48 + 2 * j + 1] &= 0x3f;  // scale nibbles: exponent well below inf
-    } else {
-      bytes[at] = static_cast<uint8_t>(byte(rng));
-      bytes[at + 1] = static_cast<uint8_t>(0x20 + byte(rng) % 0x10);  // d in [2^-7, 2^-3)
-    }
-  }
-  return bytes;
-}
-
 TEST_P(GemvKernel, RandomShapesAgreeWithExactAndWithScalar) {
   const auto [isa, type] = GetParam();
   const TypeInfo& t = *type_info(type);
@@ -124,7 +104,7 @@ TEST_P(GemvKernel, RandomShapesAgreeWithExactAndWithScalar) {
   std::normal_distribution<float> normal;
   for (const auto& [m, blocks] : {std::pair{24, 1}, {13, 3}, {37, 8}, {70, 2}}) {
     const int64_t k = blocks * t.block_size * (t.block_size == 1 ? 32 : 1);
-    const std::vector<uint8_t> bytes = random_weight(type, m, k, rng);
+    const std::vector<uint8_t> bytes = test::random_weight(type, m, k, rng);
     const Weight w{.type = type, .k = k, .m = m, .data = bytes.data()};
     for (int rows = 1; rows <= kernels::kMaxGemvRows; ++rows) {
       std::vector<float> x(static_cast<size_t>(rows * k)), residual(static_cast<size_t>(rows * m));

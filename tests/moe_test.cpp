@@ -12,16 +12,11 @@
 
 #include "ggufmm/gguf.hpp"
 #include "runtime/cpu.hpp"
+#include "random_weights.hpp"
 #include "testdata.hpp"
 
 namespace ggufmm {
 namespace {
-
-const std::vector<std::string> kMoeFiles = {
-    "moe-q4_0-shared",    "moe-q4_0-perslot",    "moe-q8_0-shared",   "moe-q8_0-perslot",
-    "moe-q4_K-shared",    "moe-q4_K-perslot",    "moe-q5_K-shared",   "moe-q5_K-perslot",
-    "moe-q6_K-shared",    "moe-q6_K-perslot",    "moe-iq2_xs-shared", "moe-iq2_xs-perslot",
-    "moe-iq3_xxs-shared", "moe-iq3_xxs-perslot"};
 
 class MoePaths : public ::testing::TestWithParam<std::string> {};
 
@@ -42,32 +37,11 @@ TEST_P(MoePaths, EveryPathMatchesExact) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(AllFiles, MoePaths, ::testing::ValuesIn(kMoeFiles), [](const auto& param_info) {
+INSTANTIATE_TEST_SUITE_P(AllFiles, MoePaths, ::testing::ValuesIn(test::kMoeGoldenFiles), [](const auto& param_info) {
   std::string name = param_info.param;
   std::ranges::replace(name, '-', '_');
   return name;
 });
-
-std::vector<uint8_t> random_experts(Type type, int64_t rows, int64_t k, std::mt19937& rng) {
-  const TypeInfo& t = *type_info(type);
-  std::normal_distribution<float> normal;
-  if (t.can_quantize) {
-    std::vector<float> v(static_cast<size_t>(rows * k));
-    for (auto& e : v) e = normal(rng);
-    return quantize(type, v.data(), rows, k);
-  }
-  std::vector<uint8_t> bytes(static_cast<size_t>(rows * k / t.block_size * t.block_bytes));
-  std::uniform_int_distribution<int> byte(0, 255);
-  for (size_t at = 0; at < bytes.size(); at += static_cast<size_t>(t.block_bytes)) {
-    for (;;) {
-      for (int i = 0; i < t.block_bytes; ++i) bytes[at + static_cast<size_t>(i)] = static_cast<uint8_t>(byte(rng));
-      const Weight one{.type = type, .k = t.block_size, .m = 1, .data = bytes.data() + at};
-      const std::vector<float> v = dequantize(one);
-      if (std::ranges::all_of(v, [](float e) { return std::isfinite(e) && std::fabs(e) < 1e4f; })) break;
-    }
-  }
-  return bytes;
-}
 
 enum class Routing { Uniform, Skewed, OneExpert };
 
@@ -88,7 +62,7 @@ TEST_P(MoeRandom, RoutingOfEveryKindMatchesExact) {
   std::mt19937 rng(static_cast<unsigned>(type) + 7);
   std::normal_distribution<float> normal;
   for (const Case& c : kCases) {
-    const std::vector<uint8_t> bytes = random_experts(type, c.experts * m, k, rng);
+    const std::vector<uint8_t> bytes = test::random_weight(type, c.experts * m, k, rng);
     const Weight w{.type = type, .k = k, .m = m, .experts = c.experts, .data = bytes.data()};
     std::vector<int32_t> ids(static_cast<size_t>(c.tokens * c.slots));
     for (int64_t t = 0; t < c.tokens; ++t) {

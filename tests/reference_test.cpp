@@ -11,12 +11,6 @@
 namespace ggufmm {
 namespace {
 
-const std::vector<std::string> kMoeFiles = {
-    "moe-q4_0-shared",    "moe-q4_0-perslot",    "moe-q8_0-shared",   "moe-q8_0-perslot",
-    "moe-q4_K-shared",    "moe-q4_K-perslot",    "moe-q5_K-shared",   "moe-q5_K-perslot",
-    "moe-q6_K-shared",    "moe-q6_K-perslot",    "moe-iq2_xs-shared", "moe-iq2_xs-perslot",
-    "moe-iq3_xxs-shared", "moe-iq3_xxs-perslot"};
-
 class MoeGolden : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(MoeGolden, ReferenceMulMatIdMatchesExact) {
@@ -41,7 +35,7 @@ TEST_P(MoeGolden, ReferenceMulMatIdMatchesExact) {
   EXPECT_EQ(std::memcmp(dequant.data(), file.read_f32("dequant").data(), dequant.size() * sizeof(float)), 0);
 }
 
-INSTANTIATE_TEST_SUITE_P(AllFiles, MoeGolden, ::testing::ValuesIn(kMoeFiles), [](const auto& param_info) {
+INSTANTIATE_TEST_SUITE_P(AllFiles, MoeGolden, ::testing::ValuesIn(test::kMoeGoldenFiles), [](const auto& param_info) {
   std::string name = param_info.param;  // test names allow only letters, digits and '_'
   std::ranges::replace(name, '-', '_');
   return name;

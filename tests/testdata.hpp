@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 namespace ggufmm::test {
 
@@ -19,6 +20,13 @@ inline std::string golden_path(const std::string& file) {
   const auto path = testdata_dir() / file;
   return std::filesystem::exists(path) ? path.string() : std::string();
 }
+
+// The mixture-of-experts golden files (without ".gguf").
+inline const std::vector<std::string> kMoeGoldenFiles = {
+    "moe-q4_0-shared",    "moe-q4_0-perslot",    "moe-q8_0-shared",   "moe-q8_0-perslot",
+    "moe-q4_K-shared",    "moe-q4_K-perslot",    "moe-q5_K-shared",   "moe-q5_K-perslot",
+    "moe-q6_K-shared",    "moe-q6_K-perslot",    "moe-iq2_xs-shared", "moe-iq2_xs-perslot",
+    "moe-iq3_xxs-shared", "moe-iq3_xxs-perslot"};
 
 }  // namespace ggufmm::test
 

@@ -14,6 +14,7 @@
 #include "paths/panel.hpp"
 #include "paths/paths.hpp"
 #include "int8_floor.hpp"
+#include "random_weights.hpp"
 #include "testdata.hpp"
 
 namespace ggufmm {
@@ -139,28 +140,6 @@ TEST(TiledExactness, IntegerZeroPointWouldBeFourTimesWorse) {
   }
 }
 
-std::vector<uint8_t> random_weight(Type type, int64_t m, int64_t k, std::mt19937& rng) {
-  std::normal_distribution<float> normal;
-  const TypeInfo& t = *type_info(type);
-  if (t.can_quantize) {
-    std::vector<float> v(static_cast<size_t>(m * k));
-    for (auto& e : v) e = normal(rng);
-    return quantize(type, v.data(), m, k);
-  }
-  // Codebook formats: random blocks, redrawn until they dequantize to finite values of sane size.
-  std::vector<uint8_t> bytes(static_cast<size_t>(m * k / t.block_size * t.block_bytes));
-  std::uniform_int_distribution<int> byte(0, 255);
-  for (size_t at = 0; at < bytes.size(); at += static_cast<size_t>(t.block_bytes)) {
-    for (;;) {
-      for (int i = 0; i < t.block_bytes; ++i) bytes[at + static_cast<size_t>(i)] = static_cast<uint8_t>(byte(rng));
-      const Weight one{.type = type, .k = t.block_size, .m = 1, .data = bytes.data() + at};
-      const std::vector<float> v = dequantize(one);
-      if (std::ranges::all_of(v, [](float e) { return std::isfinite(e) && std::fabs(e) < 1e4f; })) break;
-    }
-  }
-  return bytes;
-}
-
 class TiledRandom : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(TiledRandom, ShapesAgreeWithExactAndLevelsWithEachOther) {
@@ -170,7 +149,7 @@ TEST_P(TiledRandom, ShapesAgreeWithExactAndLevelsWithEachOther) {
   std::normal_distribution<float> normal;
   for (const auto& [m, blocks, rows] : {std::tuple{37, 1, 8}, {16, 2, 13}, {70, 3, 64}, {33, 1, 150}, {19, 2, 600}}) {
     const int64_t k = blocks * block;
-    const std::vector<uint8_t> bytes = random_weight(type, m, k, rng);
+    const std::vector<uint8_t> bytes = test::random_weight(type, m, k, rng);
     const Weight w{.type = type, .k = k, .m = m, .data = bytes.data()};
     std::vector<float> x(static_cast<size_t>(rows * k)), residual(static_cast<size_t>(rows * m));
     for (auto& v : x) v = normal(rng);
