@@ -37,9 +37,15 @@ const format::Format& weight_format(const Weight& w) {
   return *f;
 }
 
-// Whether n floats at a and at b share memory (compared as addresses, which std::less orders totally).
-bool overlaps(const float* a, const float* b, int64_t n) {
-  return std::less<const float*>()(a, b + n) && std::less<const float*>()(b, a + n);
+// The outputs the paths get wrong in kind are recomputed from the residual after y is written (see
+// paths::recompute_doubtful), so a residual that shares memory with y (an in-place add) is read from a copy.
+// Addresses are compared through std::less, which orders all pointers.
+const float* residual_apart(const float* residual, const float* y, int64_t n, std::vector<float>& copy) {
+  if (!residual || !(std::less<const float*>()(residual, y + n) && std::less<const float*>()(y, residual + n))) {
+    return residual;
+  }
+  copy.assign(residual, residual + n);
+  return copy.data();
 }
 
 void require(bool ok, const std::string& message) {
@@ -120,12 +126,8 @@ void matmul(const Weight& w, const float* x, int64_t rows, float* y, const float
   require(rows >= 0, fmt::format("{}: negative row count {}", label(w), rows));
   if (rows == 0) return;
   require(x && y, fmt::format("{}: null activations or output", label(w)));
-  // Doubtful outputs are recomputed from the residual after y is written: an in-place residual is copied first.
   std::vector<float> residual_copy;
-  if (residual && overlaps(residual, y, rows * w.m)) {
-    residual_copy.assign(residual, residual + rows * w.m);
-    residual = residual_copy.data();
-  }
+  residual = residual_apart(residual, y, rows * w.m, residual_copy);
   const paths::MatmulCall call{w, x, rows, y, residual, options.threads};
   switch (resolve(w, options.path, rows)) {
     case Path::Auto:
@@ -161,10 +163,7 @@ void mul_mat_id(const Weight& w, const float* act, int64_t tokens, int64_t act_s
     }
   }
   std::vector<float> residual_copy;
-  if (residual && overlaps(residual, y, tokens * slots * w.m)) {
-    residual_copy.assign(residual, residual + tokens * slots * w.m);
-    residual = residual_copy.data();
-  }
+  residual = residual_apart(residual, y, tokens * slots * w.m, residual_copy);
   const paths::MulMatIdCall call{w, act, tokens, act_slots, ids, slots, y, residual, options.threads};
   // `ref` is the reference; every other path means the expert-grouped kernels, which pick gemv or tiled per
   // expert by its row count (a dense copy per expert is not kept).
