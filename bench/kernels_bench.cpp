@@ -1,13 +1,18 @@
-// Google Benchmark: one decode kernel (format x level x rows) on a weight that fits the last-level cache, so
-// the kernel's own speed shows, not memory's. Reports weight bytes per second.
+// Google Benchmark, one family at a time on data that fits the cache, so each kernel's own speed shows, not
+// memory's: the decode kernels (format x level x rows, weight bytes per second), the panel decoders (format,
+// decoded values per second) and the int8 tile kernels (level x group x symmetry x rows, int8 operations per
+// second, to hold against the machine's int8 peak).
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <random>
 #include <vector>
 
 #include "ggufmm/ggufmm.hpp"
 #include "kernels/kernels.hpp"
+#include "paths/activations.hpp"
+#include "paths/panel.hpp"
 #include "paths/paths.hpp"
 
 namespace {
@@ -47,6 +52,50 @@ void run(benchmark::State& state, runtime::Isa isa, Type type, int rows) {
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * w.total_bytes()));
 }
 
+// Two panels of q8_0 (group 32, symmetric) or q4_K (group 32, asymmetric) against `rows` activation rows.
+void run_tile(benchmark::State& state, runtime::Isa isa, Type type, int rows) {
+  std::mt19937 rng(1);
+  const TypeInfo& t = *type_info(type);
+  const std::vector<uint8_t> bytes = random_weight(t, rng);
+  const Weight w{.type = type, .k = kK, .m = kM, .data = bytes.data()};
+  paths::PanelBuffer panels[2];
+  const paths::PanelShape shape =
+      panels[0].decode(*format::find(type), w, 0, kernels::kPanelRows) &
+      panels[1].decode(*format::find(type), w, kernels::kPanelRows, kernels::kPanelRows);
+  const kernels::Panel views[2] = {panels[0].pack(shape), panels[1].pack(shape)};
+  std::normal_distribution<float> normal;
+  std::vector<float> x(static_cast<size_t>(rows * kK)), y(static_cast<size_t>(rows * 2 * kernels::kPanelRows));
+  for (auto& v : x) v = normal(rng);
+  const paths::ActivationBuffer acts(x.data(), rows, kK, type, isa);
+  const kernels::TileFn fn = kernels::find_tile(isa, shape.group(), shape.asymmetric);
+  const kernels::TileActivations view = acts.tile_view(shape.group());
+  for (auto _ : state) {
+    for (int64_t r0 = 0; r0 < rows; r0 += kernels::kMaxTileRows) {
+      const int nr = static_cast<int>(std::min<int64_t>(kernels::kMaxTileRows, rows - r0));
+      fn(views, 2, 2 * kernels::kPanelRows, view, r0, nr, y.data(), 2 * kernels::kPanelRows, 0, nullptr);
+    }
+    benchmark::DoNotOptimize(y.data());
+  }
+  state.counters["GOPS"] = benchmark::Counter(static_cast<double>(state.iterations()) * 2.0 * rows * kK * 2 *
+                                                  kernels::kPanelRows / 1e9,
+                                              benchmark::Counter::kIsRate);
+}
+
+// Decoding one panel (16 rows of k values) into the tile kernels' int8 form.
+void run_panel(benchmark::State& state, Type type) {
+  std::mt19937 rng(1);
+  const TypeInfo& t = *type_info(type);
+  const std::vector<uint8_t> bytes = random_weight(t, rng);
+  const Weight w{.type = type, .k = kK, .m = kM, .data = bytes.data()};
+  paths::PanelBuffer panel;
+  int64_t o0 = 0;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(panel.pack(panel.decode(*format::find(type), w, o0, kernels::kPanelRows)));
+    o0 = (o0 + kernels::kPanelRows) % kM;
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * kernels::kPanelRows * kK));
+}
+
 const bool registered = [] {
   for (const runtime::Isa isa : runtime::supported_isas()) {
     for (const TypeInfo& t : all_types()) {
@@ -56,6 +105,20 @@ const bool registered = [] {
                                      [=](benchmark::State& s) { run(s, isa, t.type, rows); });
       }
     }
+  }
+  for (const runtime::Isa isa : runtime::supported_isas()) {
+    for (const Type type : {Type::Q8_0, Type::Q4_K}) {
+      for (const int rows : {6, 64}) {
+        benchmark::RegisterBenchmark(
+            fmt::format("tile/{}/{}/rows:{}", runtime::isa_name(isa), type_info(type)->name, rows).c_str(),
+            [=](benchmark::State& s) { run_tile(s, isa, type, rows); });
+      }
+    }
+  }
+  for (const TypeInfo& t : all_types()) {
+    if (!t.is_weight || !format::find(t.type)->decode) continue;
+    benchmark::RegisterBenchmark(fmt::format("panel/{}", t.name).c_str(),
+                                 [=](benchmark::State& s) { run_panel(s, t.type); });
   }
   return true;
 }();
