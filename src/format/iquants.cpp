@@ -12,6 +12,7 @@
 #include "format/fp16.hpp"
 #include "format/iq_tables.hpp"
 #include "format/quant_search.hpp"
+#include "format/swar.hpp"
 
 namespace ggufmm::format {
 namespace {
@@ -20,7 +21,6 @@ namespace {
 constexpr int kGroups = kQK_K / 32;
 constexpr int kRunsPerGroup = 4;
 
-unsigned byte_of(uint64_t word, int j) { return static_cast<unsigned>(word >> (8 * j)) & 0xffu; }
 
 // Blocks sit at 2-byte aligned addresses, so wider words are read through memcpy.
 uint32_t load_u32(const uint8_t* p) {
@@ -36,11 +36,10 @@ struct SignedRun {
   uint64_t magnitudes;
   unsigned signs;
 
+  // -m is (m ^ 0xff) + 1, so a byte mask of the signs negates all 8 at once.
   void write(int8_t* q) const {
-    for (int j = 0; j < 8; ++j) {
-      const int m = static_cast<int>(byte_of(magnitudes, j));
-      q[j] = static_cast<int8_t>((signs >> j) & 1 ? -m : m);
-    }
+    const uint64_t negative = swar::byte_mask(signs);
+    swar::store(q, swar::add_bytes(magnitudes ^ negative, negative & swar::kOnes));
   }
 };
 
@@ -59,10 +58,10 @@ struct ShiftedRun {
   ShiftedRun(float run_scale, uint64_t grid_values, bool negative)
       : scale(run_scale * kIQ1Delta), values(grid_values), negative_delta(negative) {}
 
+  // The grid bytes are -1, 0 or 1: times 8 is a shift whose bits spilling into the next byte are masked off.
+  static_assert(kIQ1Units == 8);
   void write(int8_t* q) const {
-    for (int j = 0; j < 8; ++j) {
-      q[j] = static_cast<int8_t>(kIQ1Units * static_cast<int8_t>(byte_of(values, j)) + (negative_delta ? -1 : 1));
-    }
+    swar::store(q, swar::add_bytes((values << 3) & (swar::kOnes * 0xf8), negative_delta ? ~uint64_t{0} : swar::kOnes));
   }
 };
 

@@ -7,11 +7,13 @@
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
+#include <cstring>
 
 #include "format/blocks.hpp"
 #include "format/decoded.hpp"
 #include "format/fp16.hpp"
 #include "format/quant_search.hpp"
+#include "format/swar.hpp"
 
 namespace ggufmm::format {
 namespace {
@@ -29,10 +31,17 @@ template <class Block>
 void decode(const Block& b, Int8Block& out) {
   // The symmetric formats centre their levels on zero; the _1 formats keep them unsigned and add the min.
   constexpr int kBias = kHasMin<Block> ? 0 : 1 << (kBits<Block> - 1);
-  Strips<4, kQK / 2>::unpack(b.qs, kQK, out.q);
-  int8_t high[kQK] = {};
-  if constexpr (kHasFifthBit<Block>) Strips<1, 1>::unpack(b.qh, kQK, high);
-  for (int j = 0; j < kQK; ++j) out.q[j] = static_cast<int8_t>((out.q[j] | high[j] << 4) - kBias);
+  constexpr uint64_t kNibbles = swar::kOnes * 0x0f, kMinusBias = swar::kOnes * ((256 - kBias) & 0xff);
+  uint32_t qh = 0;
+  if constexpr (kHasFifthBit<Block>) std::memcpy(&qh, b.qh, sizeof qh);
+  // Eight levels at a time: values 8t.. from the low nibbles of bytes 8t.., values 16 + 8t.. from their high ones.
+  for (int t = 0; t < 2; ++t) {
+    const uint64_t bytes = swar::load(b.qs + 8 * t);
+    const uint64_t fifth_lo = swar::byte_mask(qh >> (8 * t)) & swar::kOnes << 4;
+    const uint64_t fifth_hi = swar::byte_mask(qh >> (8 * t + 16)) & swar::kOnes << 4;
+    swar::store(out.q + 8 * t, swar::add_bytes((bytes & kNibbles) | fifth_lo, kMinusBias));
+    swar::store(out.q + 16 + 8 * t, swar::add_bytes((bytes >> 4 & kNibbles) | fifth_hi, kMinusBias));
+  }
   float offset = 0.0f;
   if constexpr (kHasMin<Block>) offset = -fp16_to_f32(b.m);
   set_sub_blocks(out, 0, kQK / Int8Block::kSubBlock, fp16_to_f32(b.d), offset);

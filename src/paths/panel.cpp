@@ -11,20 +11,24 @@ PanelShape PanelBuffer::decode(const format::Format& f, const Weight& w, int64_t
   k_ = w.k;
   const int64_t subs = k_ / 16;
   codes_.resize(static_cast<size_t>(kPanelRows * k_));
-  row_scales_.assign(static_cast<size_t>(kPanelRows * subs), 0.0f);
-  row_offsets_.assign(row_scales_.size(), 0.0f);
+  sub_scales_.resize(static_cast<size_t>(subs * kPanelRows));
+  sub_offsets_.resize(sub_scales_.size());
   const int block_size = f.info.block_size;
   const int64_t blocks = k_ / block_size;
   const int block_subs = block_size / format::Int8Block::kSubBlock;
-  // Rows past `rows` stay zero (code 128).
-  for (int l = rows; l < kPanelRows; ++l) std::fill_n(decoded_[l].q, block_size, int8_t{0});
+  // Rows past `rows` stay a zero block (code 128, scale and offset 0).
+  for (int l = rows; l < kPanelRows; ++l) decoded_[l] = format::Int8Block{};
   const size_t row_bytes = w.row_bytes();
   const auto* first = static_cast<const uint8_t*>(w.data) + static_cast<size_t>(o0) * row_bytes;
   for (int64_t j = 0; j < blocks; ++j) {
-    for (int l = 0; l < rows; ++l) {
-      f.decode(first + l * row_bytes + j * f.info.block_bytes, decoded_[l]);
-      std::copy_n(decoded_[l].scale, block_subs, row_scales_.begin() + l * subs + j * block_subs);
-      std::copy_n(decoded_[l].offset, block_subs, row_offsets_.begin() + l * subs + j * block_subs);
+    for (int l = 0; l < rows; ++l) f.decode(first + l * row_bytes + j * f.info.block_bytes, decoded_[l]);
+    float* scales = sub_scales_.data() + j * block_subs * kPanelRows;
+    float* offsets = sub_offsets_.data() + j * block_subs * kPanelRows;
+    for (int s = 0; s < block_subs; ++s) {
+      for (int l = 0; l < kPanelRows; ++l) {
+        scales[s * kPanelRows + l] = decoded_[l].scale[s];
+        offsets[s * kPanelRows + l] = decoded_[l].offset[s];
+      }
     }
     // The block's 16 rows, decoded, go out a whole 64-byte chunk at a time: 4 values of each row per word, the
     // sign bit flipped to make the int8 value q the unsigned code q + 128.
@@ -39,26 +43,32 @@ PanelShape PanelBuffer::decode(const format::Format& f, const Weight& w, int64_t
     }
   }
   PanelShape shape;
-  for (size_t s = 0; s < row_scales_.size(); s += 2) {
-    shape.pairs = shape.pairs && row_scales_[s] == row_scales_[s + 1] && row_offsets_[s] == row_offsets_[s + 1];
-    shape.asymmetric = shape.asymmetric || row_offsets_[s] != 0.0f || row_offsets_[s + 1] != 0.0f;
+  for (size_t at = 0; at < sub_scales_.size(); at += 2 * kPanelRows) {
+    for (size_t l = at; l < at + kPanelRows; ++l) {
+      shape.pairs = shape.pairs && sub_scales_[l] == sub_scales_[l + kPanelRows] &&
+                    sub_offsets_[l] == sub_offsets_[l + kPanelRows];
+      shape.asymmetric = shape.asymmetric || sub_offsets_[l] != 0.0f || sub_offsets_[l + kPanelRows] != 0.0f;
+    }
   }
   return shape;
 }
 
 const kernels::Panel& PanelBuffer::pack(const PanelShape& shape) {
-  const int group = shape.group(), step = group / 16;
-  const int64_t subs = k_ / 16, groups = k_ / group;
+  if (shape.group() == 16) {
+    panel_ = {16, codes_.data(), sub_scales_.data(), shape.asymmetric ? sub_offsets_.data() : nullptr};
+    return panel_;
+  }
+  // Group 32: the first sub-block of each pair speaks for both.
+  const int64_t groups = k_ / 32;
   scales_.resize(static_cast<size_t>(groups * kPanelRows));
   offsets_.resize(shape.asymmetric ? scales_.size() : 0);
   for (int64_t g = 0; g < groups; ++g) {
-    for (int l = 0; l < kPanelRows; ++l) {
-      const auto at = static_cast<size_t>(g * kPanelRows + l);
-      scales_[at] = row_scales_[l * subs + g * step];
-      if (shape.asymmetric) offsets_[at] = row_offsets_[l * subs + g * step];
+    std::copy_n(sub_scales_.begin() + 2 * g * kPanelRows, kPanelRows, scales_.begin() + g * kPanelRows);
+    if (shape.asymmetric) {
+      std::copy_n(sub_offsets_.begin() + 2 * g * kPanelRows, kPanelRows, offsets_.begin() + g * kPanelRows);
     }
   }
-  panel_ = {group, codes_.data(), scales_.data(), shape.asymmetric ? offsets_.data() : nullptr};
+  panel_ = {32, codes_.data(), scales_.data(), shape.asymmetric ? offsets_.data() : nullptr};
   return panel_;
 }
 

@@ -30,8 +30,8 @@ class PanelBuffer {
   int64_t k_ = 0;
   format::Int8Block decoded_[kernels::kPanelRows];  // one block of each row
   std::vector<uint8_t> codes_;                   // [k / 4][16][4]
-  std::vector<float> row_scales_, row_offsets_;  // [16][k / 16]
-  std::vector<float> scales_, offsets_;
+  std::vector<float> sub_scales_, sub_offsets_;  // [k / 16][16]: the panel's scales for group 16
+  std::vector<float> scales_, offsets_;          // [k / 32][16]: every other one, for group 32
   kernels::Panel panel_;
 };
 
