@@ -39,12 +39,14 @@ using GemvFn = void (*)(const uint8_t* w, size_t row_bytes, int64_t m0, int64_t 
 using QuantizeActFn = void (*)(const float* x, int rows, int64_t k, int8_t* q, float* d, int16_t* qsum, float* sum);
 
 // Weights stream through once, and decoding them is slow enough that the hardware prefetcher falls behind on a
-// loaded machine (measured: K-quant gemv streams 40 % more with it): ask for the lines of a block 2 KB on (rows are contiguous, so that may be the next row).
+// loaded machine (measured: K-quant gemv streams 40 % more with it): ask for the lines of a block 4 KB on (rows
+// are contiguous, so that may be the next row). 4 KB rather than 2 lets TQ2_0 stream 20 % more; 8 KB gains nothing.
 // (A prefetch never faults; the address is formed as an integer, as it may lie past the end of the weight.)
 template <size_t kBytes>
 inline void prefetch_ahead(const void* block) {
+  constexpr uintptr_t kAhead = 4096;
   for (size_t at = 0; at < kBytes; at += 64) {
-    _mm_prefetch(reinterpret_cast<const char*>(reinterpret_cast<uintptr_t>(block) + 2048 + at), _MM_HINT_T0);
+    _mm_prefetch(reinterpret_cast<const char*>(reinterpret_cast<uintptr_t>(block) + kAhead + at), _MM_HINT_T0);
   }
 }
 
