@@ -21,7 +21,6 @@ namespace {
 constexpr int kGroups = kQK_K / 32;
 constexpr int kRunsPerGroup = 4;
 
-
 // Blocks sit at 2-byte aligned addresses, so wider words are read through memcpy.
 uint32_t load_u32(const uint8_t* p) {
   uint32_t v;
