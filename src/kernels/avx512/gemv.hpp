@@ -281,22 +281,23 @@ namespace ggufmm::kernels::avx512 {
 namespace {
 
 // ---- K-quants (Q2_K, Q3_K, Q4_K, Q5_K, Q6_K): 256-value super-blocks whose sub-blocks of 16 or 32 carry small
-// integer scales. Every format's codes are taken as u = q + c >= 0 with a centre c (Q3_K, Q6_K: their own bias;
-// Q2_K, Q4_K, Q5_K: the middle code, whose min term absorbs c * d * sc), so the integer
-// dot of a lane is dpbusd(u, x) - c * (sum of the lane's 4 activations). That correction depends on the
-// activations only: each call computes it once per row and feeds it to dpbusd as the accumulator.
+// integer scales. Every format's codes are taken as u = q + c >= 0: Q2_K, Q4_K and Q5_K store unsigned codes
+// (c = 0; the min term carries their offset), Q3_K and Q6_K signed ones with their own bias as the centre c. The
+// integer dot of a lane is then dpbusd(u, x) - c * (sum of the lane's 4 activations); that correction depends on
+// the activations only, so each call computes it once per row and feeds it to dpbusd as the accumulator.
 //
 // A super-block is decoded once for all rows into four 64-value chunks of codes in value order and the int16
 // scale words of two chunk pairs. Each row then takes per chunk one dpbusd (lane l: values 4l..4l+3, inside one
-// sub-block of 16 and one activation group), packs each chunk pair to int16 (a centred 4-value dot stays under
-// 2^15), applies the sub-block scales with one vpmaddwd per pair, and ends with one float multiply-add per pair
+// sub-block of 16 and one activation group), packs each chunk pair to int16 (a 4-value dot stays under 2^15: at
+// most 4 * 31 * 128 unsigned, 4 * 32 * 128 centred), applies the sub-block scales with one vpmaddwd per pair
+// (Q5_K's words at most 2 * 15872 * 63), and ends with one float multiply-add per pair
 // against the activation scales spread over its lanes. The min term is one multiply-add against the activation sums.
 
 // One super-block, decoded.
 struct KDecoded {
   __m512i w[4];       // chunk c: codes u of values 64c..64c+63
   __m512i scales[2];  // chunk pair p (chunks 2p, 2p+1) packed: the integer scale of each word
-  __m512 mins;        // asymmetric only: dmin * m - c * d * sc per sub-block of 16 (dropped times the sums)
+  __m512 mins;        // asymmetric only: dmin * m per sub-block of 16 (dropped times the sums)
   __m256 d;           // the super-block scale in every lane
 };
 
@@ -395,11 +396,6 @@ inline KScales k_scales(const void* p) {
 // A lone super-block scale in every lane.
 inline __m256 k_scale(uint16_t d) { return _mm256_cvtph_ps(_mm_set1_epi16(static_cast<int16_t>(d))); }
 
-// The min term of centred codes, per sub-block of 16: dmin * m - c * d * sc.
-inline __m512 centred_mins(__m512 m, __m512 sc, const KScales& ks, int centre) {
-  return _mm512_fmsub_ps(m, ks.dmin(), _mm512_mul_ps(sc, _mm512_mul_ps(ks.d16(), _mm512_set1_ps(float(centre)))));
-}
-
 template <class F, int NR>
 void gemv_k_rows(const uint8_t* w, size_t row_bytes, int64_t m0, int64_t m1, const Activations& x, float* y,
                  int64_t ldy, const float* residual) {
@@ -407,8 +403,10 @@ void gemv_k_rows(const uint8_t* w, size_t row_bytes, int64_t m0, int64_t m1, con
   // Every weight row reads all activation rows: a row is taken in slices small enough that the slice's
   // activations, sums, scales and corrections (~610 bytes per row and super-block) stay in L1.
   constexpr int64_t kMaxSlice = (36 << 10) / (610 * NR);
-  // Per row and super-block: -c times the sum of each 4 activations, the dpbusd accumulator of every weight row.
-  alignas(64) int32_t correction[NR][kMaxSlice][kValues / 4];
+  // Per row and super-block: -c times the sum of each 4 activations, the dpbusd accumulator of every weight row
+  // (formats with a centre only).
+  constexpr bool kCentred = F::kCentre != 0;
+  alignas(64) int32_t correction[NR][kCentred ? kMaxSlice : 1][kValues / 4];
   // With few rows a super-block takes few cycles: separate accumulators for the mins keep the chains short.
   constexpr bool kMinAcc = F::kMins && NR <= 2;
   const int64_t blocks = x.k / kValues;
@@ -419,7 +417,7 @@ void gemv_k_rows(const uint8_t* w, size_t row_bytes, int64_t m0, int64_t m1, con
   const __m512i spread1 = pair_groups<1>();
   for (int64_t j0 = 0; j0 < blocks; j0 += per_slice) {
     const int64_t j1 = blocks - j0 < per_slice ? blocks : j0 + per_slice;
-    for (int r = 0; r < NR; ++r) {
+    for (int r = 0; r < NR && kCentred; ++r) {
       for (int64_t j = j0; j < j1; ++j) {
         for (int c = 0; c < 4; ++c) {
           const __m512i xc = _mm512_loadu_si512(x.q + r * x.k + j * kValues + 64 * c);
@@ -437,10 +435,11 @@ void gemv_k_rows(const uint8_t* w, size_t row_bytes, int64_t m0, int64_t m1, con
         const KDecoded kd = F::decode(b[j]);
         for_chunks<NR>([&]<int R>() {
           const int8_t* xq = x.q + R * x.k + j * kValues;
-          const int32_t* corr = correction[R][j - j0];
+          const int32_t* corr = correction[R][kCentred ? j - j0 : 0];
           __m512i dot[4];
           for (int c = 0; c < 4; ++c) {
-            dot[c] = _mm512_dpbusd_epi32(_mm512_load_si512(corr + 16 * c), kd.w[c], _mm512_loadu_si512(xq + 64 * c));
+            const __m512i start = kCentred ? _mm512_load_si512(corr + 16 * c) : _mm512_setzero_si512();
+            dot[c] = _mm512_dpbusd_epi32(start, kd.w[c], _mm512_loadu_si512(xq + 64 * c));
           }
           const __m512i s0 = _mm512_madd_epi16(_mm512_packs_epi32(dot[0], dot[1]), kd.scales[0]);
           const __m512i s1 = _mm512_madd_epi16(_mm512_packs_epi32(dot[2], dot[3]), kd.scales[1]);
@@ -513,7 +512,7 @@ template <class B>
 struct K4Format {
   using Block = B;
   static constexpr bool kFifth = requires(const B& b) { b.qh; };
-  static constexpr int kCentre = kFifth ? 16 : 8;
+  static constexpr int kCentre = 0;
   static constexpr bool kMins = true;
   static constexpr bool kSignedScales = false;
   static constexpr int scale_pos(int s) { return s / 2; }
@@ -526,7 +525,7 @@ struct K4Format {
     kd.scales[1] = scale_words<K4Format, 1>(table);
     const KScales ks = k_scales(&b.d);
     kd.d = ks.d();
-    kd.mins = centred_mins(table_lanes<min_pos>(table), table_lanes<scale_pos>(table), ks, kCentre);
+    kd.mins = _mm512_mul_ps(table_lanes<min_pos>(table), ks.dmin());
     [[maybe_unused]] __m512i qh;
     if constexpr (kFifth) qh = broadcast_32(b.qh);
     for (int c = 0; c < 4; ++c) {

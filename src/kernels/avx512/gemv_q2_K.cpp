@@ -8,7 +8,7 @@ namespace {
 
 struct Q2K {
   using Block = format::BlockQ2_K;
-  static constexpr int kCentre = 2;
+  static constexpr int kCentre = 0;
   static constexpr bool kMins = true;
   static constexpr bool kSignedScales = false;
   static constexpr int scale_pos(int s) { return s; }
@@ -22,8 +22,7 @@ struct Q2K {
     const KScales ks = k_scales(&b.d);
     kd.d = ks.d();
     const __m512i both = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b.scales)));
-    kd.mins = centred_mins(_mm512_cvtepi32_ps(_mm512_srli_epi32(both, 4)),
-                           _mm512_cvtepi32_ps(_mm512_and_si512(both, _mm512_set1_epi32(0x0f))), ks, kCentre);
+    kd.mins = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_srli_epi32(both, 4)), ks.dmin());
     // 32 bytes hold 128 values as four 2-bit strips (strip s: values 32s..32s+31); chunk c takes strips 2c % 4 and
     // 2c % 4 + 1 of the bytes of its half.
     for (int c = 0; c < 4; ++c) {
