@@ -17,6 +17,17 @@ struct ExpertGroup {
   int64_t expert;
   std::vector<int64_t> pairs;  // (token * slots + slot), ascending
   std::vector<int64_t> rows;   // the activation row each pair reads
+
+  // The step between consecutive pairs where it is constant (any for one pair), else 0: the group's outputs are
+  // then rows of the output with one stride, and the kernels write them in place.
+  int64_t pair_step() const {
+    if (pairs.size() == 1) return 1;
+    const int64_t step = pairs[1] - pairs[0];
+    for (size_t j = 2; j < pairs.size(); ++j) {
+      if (pairs[j] - pairs[j - 1] != step) return 0;
+    }
+    return step;
+  }
 };
 
 struct Task {
@@ -58,9 +69,18 @@ void moe_mul_mat_id(const MulMatIdCall& c) {
     for (int64_t m0 = 0; m0 < m; m0 += columns) tasks.push_back({gi, m0, std::min(m, m0 + columns)});
   }
 
-  // Each group's outputs land in its own rows, then go to their (token, slot) places with the residual.
+  // A group whose outputs are evenly spaced (every group of one row, say) is written in place with the residual;
+  // the others land in rows of their own, then go to their (token, slot) places.
+  std::vector<int64_t> steps(groups.size());
   std::vector<std::vector<float>> outputs(groups.size());
-  for (size_t gi = 0; gi < groups.size(); ++gi) outputs[gi].resize(groups[gi].pairs.size() * static_cast<size_t>(m));
+  bool scattered = false;
+  for (size_t gi = 0; gi < groups.size(); ++gi) {
+    steps[gi] = groups[gi].pair_step();
+    if (steps[gi] == 0) {
+      outputs[gi].resize(groups[gi].pairs.size() * static_cast<size_t>(m));
+      scattered = true;
+    }
+  }
   const bool tiles = format::find(c.w.type)->decode != nullptr;
   // Each expert is a matrix of the same shape, so one crossover serves them all.
   Weight one = c.w;
@@ -73,15 +93,20 @@ void moe_mul_mat_id(const MulMatIdCall& c) {
     expert.experts = 1;
     expert.data = static_cast<const uint8_t*>(c.w.data) + static_cast<size_t>(g.expert) * c.w.expert_bytes();
     const ActivationBuffer& x = grouped[t.group];
-    float* y = outputs[t.group].data();
+    const int64_t step = steps[t.group], first = g.pairs.front() * m;
+    float* y = step != 0 ? c.y + first : outputs[t.group].data();
+    const int64_t ldy = step != 0 ? step * m : m;
+    const float* residual = step != 0 && c.residual ? c.residual + first : nullptr;
     if (tiles && x.rows() >= tiled_from) {
-      tiled_columns(expert, x, t.m0, t.m1, y, m, nullptr, c.isa);
+      tiled_columns(expert, x, t.m0, t.m1, y, ldy, residual, c.isa);
     } else {
-      gemv_columns(expert, x, t.m0, t.m1, y, m, nullptr, c.isa);
+      gemv_columns(expert, x, t.m0, t.m1, y, ldy, residual, c.isa);
     }
   });
+  if (!scattered) return;
   runtime::ThreadPool::global().run(threads, static_cast<int64_t>(groups.size()), [&](int64_t gi) {
     const ExpertGroup& g = groups[static_cast<size_t>(gi)];
+    if (steps[static_cast<size_t>(gi)] != 0) return;
     const float* y = outputs[static_cast<size_t>(gi)].data();
     for (size_t j = 0; j < g.pairs.size(); ++j) {
       float* out = c.y + g.pairs[j] * m;
