@@ -1,6 +1,7 @@
 #include "paths/panel.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 
 namespace ggufmm::paths {
@@ -42,15 +43,18 @@ PanelShape PanelBuffer::decode(const format::Format& f, const Weight& w, int64_t
       }
     }
   }
-  PanelShape shape;
+  // Pairs of sub-blocks group when their scales and offsets are the same bits; an offset counts when it is not
+  // +-0. Integer or-reductions, which vectorize.
+  uint32_t split = 0, offset = 0;
   for (size_t at = 0; at < sub_scales_.size(); at += 2 * kPanelRows) {
     for (size_t l = at; l < at + kPanelRows; ++l) {
-      shape.pairs = shape.pairs && sub_scales_[l] == sub_scales_[l + kPanelRows] &&
-                    sub_offsets_[l] == sub_offsets_[l + kPanelRows];
-      shape.asymmetric = shape.asymmetric || sub_offsets_[l] != 0.0f || sub_offsets_[l + kPanelRows] != 0.0f;
+      const auto bits = [](float v) { return std::bit_cast<uint32_t>(v); };
+      split |= (bits(sub_scales_[l]) ^ bits(sub_scales_[l + kPanelRows])) |
+               (bits(sub_offsets_[l]) ^ bits(sub_offsets_[l + kPanelRows]));
+      offset |= (bits(sub_offsets_[l]) | bits(sub_offsets_[l + kPanelRows])) & 0x7fffffffu;
     }
   }
-  return shape;
+  return {.pairs = split == 0, .asymmetric = offset != 0};
 }
 
 const kernels::Panel& PanelBuffer::pack(const PanelShape& shape) {
