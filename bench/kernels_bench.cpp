@@ -60,8 +60,8 @@ void run_tile(benchmark::State& state, runtime::Isa isa, Type type, int rows) {
   const Weight w{.type = type, .k = kK, .m = kM, .data = bytes.data()};
   paths::PanelBuffer panels[2];
   const paths::PanelShape shape =
-      panels[0].decode(*format::find(type), w, 0, kernels::kPanelRows) &
-      panels[1].decode(*format::find(type), w, kernels::kPanelRows, kernels::kPanelRows);
+      panels[0].decode(*format::find(type), w, 0, kernels::kPanelRows, isa) &
+      panels[1].decode(*format::find(type), w, kernels::kPanelRows, kernels::kPanelRows, isa);
   const kernels::Panel views[2] = {panels[0].pack(shape), panels[1].pack(shape)};
   std::normal_distribution<float> normal;
   std::vector<float> x(static_cast<size_t>(rows * kK)), y(static_cast<size_t>(rows * 2 * kernels::kPanelRows));
@@ -81,8 +81,8 @@ void run_tile(benchmark::State& state, runtime::Isa isa, Type type, int rows) {
                                               benchmark::Counter::kIsRate);
 }
 
-// Decoding one panel (16 rows of k values) into the tile kernels' int8 form.
-void run_panel(benchmark::State& state, Type type) {
+// Decoding one panel (16 rows of k values) into the tile kernels' int8 form, packed by a level's kernel.
+void run_panel(benchmark::State& state, runtime::Isa isa, Type type) {
   std::mt19937 rng(1);
   const TypeInfo& t = *type_info(type);
   const std::vector<uint8_t> bytes = random_weight(t, rng);
@@ -90,7 +90,7 @@ void run_panel(benchmark::State& state, Type type) {
   paths::PanelBuffer panel;
   int64_t o0 = 0;
   for (auto _ : state) {
-    benchmark::DoNotOptimize(panel.pack(panel.decode(*format::find(type), w, o0, kernels::kPanelRows)));
+    benchmark::DoNotOptimize(panel.pack(panel.decode(*format::find(type), w, o0, kernels::kPanelRows, isa)));
     o0 = (o0 + kernels::kPanelRows) % kM;
   }
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * kernels::kPanelRows * kK));
@@ -115,10 +115,12 @@ const bool registered = [] {
       }
     }
   }
-  for (const TypeInfo& t : all_types()) {
-    if (!t.is_weight || !format::find(t.type)->decode) continue;
-    benchmark::RegisterBenchmark(fmt::format("panel/{}", t.name).c_str(),
-                                 [=](benchmark::State& s) { run_panel(s, t.type); });
+  for (const runtime::Isa isa : runtime::supported_isas()) {
+    for (const TypeInfo& t : all_types()) {
+      if (!t.is_weight || !format::find(t.type)->decode) continue;
+      benchmark::RegisterBenchmark(fmt::format("panel/{}/{}", runtime::isa_name(isa), t.name).c_str(),
+                                   [=](benchmark::State& s) { run_panel(s, isa, t.type); });
+    }
   }
   return true;
 }();

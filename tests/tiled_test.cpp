@@ -38,7 +38,8 @@ std::vector<float> run_tiled(Isa isa, const Weight& w, const float* x, int64_t r
 
 class TiledGolden : public ::testing::TestWithParam<std::string> {};
 
-// Every panel of the golden weight, read back as scale * (code - 128) - offset, is ggml's dequantization.
+// Every panel of the golden weight, packed at every level and read back as scale * (code - 128) - offset, is
+// ggml's dequantization.
 TEST_P(TiledGolden, PanelsReproduceGgmlDequantExactly) {
   GGUFMM_REQUIRE_GOLDEN(path, GetParam() + ".gguf");
   const auto file = gguf::File::open(path);
@@ -46,22 +47,24 @@ TEST_P(TiledGolden, PanelsReproduceGgmlDequantExactly) {
   const std::vector<float> want = file.read_f32("dequant");
   const format::Format& f = *format::find(w.type);
   paths::PanelBuffer buffer;
-  size_t mismatches = 0;
-  for (int64_t o0 = 0; o0 < w.m; o0 += kernels::kPanelRows) {
-    const int rows = static_cast<int>(std::min<int64_t>(kernels::kPanelRows, w.m - o0));
-    const kernels::Panel& p = buffer.pack(buffer.decode(f, w, o0, rows));
-    for (int l = 0; l < rows; ++l) {
-      for (int64_t i = 0; i < w.k; ++i) {
-        const int q = p.codes[(i / 4) * 64 + l * 4 + i % 4] - 128;
-        const int64_t g = i / p.group;
-        const float offset = p.offsets ? p.offsets[g * 16 + l] : 0.0f;
-        const float v = p.scales[g * 16 + l] * static_cast<float>(q) - offset;
-        const float expected = want[static_cast<size_t>((o0 + l) * w.k + i)];
-        mismatches += std::memcmp(&v, &expected, sizeof v) != 0;
+  for (const Isa isa : runtime::supported_isas()) {
+    size_t mismatches = 0;
+    for (int64_t o0 = 0; o0 < w.m; o0 += kernels::kPanelRows) {
+      const int rows = static_cast<int>(std::min<int64_t>(kernels::kPanelRows, w.m - o0));
+      const kernels::Panel& p = buffer.pack(buffer.decode(f, w, o0, rows, isa));
+      for (int l = 0; l < rows; ++l) {
+        for (int64_t i = 0; i < w.k; ++i) {
+          const int q = p.codes[(i / 4) * 64 + l * 4 + i % 4] - 128;
+          const int64_t g = i / p.group;
+          const float offset = p.offsets ? p.offsets[g * 16 + l] : 0.0f;
+          const float v = p.scales[g * 16 + l] * static_cast<float>(q) - offset;
+          const float expected = want[static_cast<size_t>((o0 + l) * w.k + i)];
+          mismatches += std::memcmp(&v, &expected, sizeof v) != 0;
+        }
       }
     }
+    EXPECT_EQ(mismatches, 0u) << runtime::isa_name(isa);
   }
-  EXPECT_EQ(mismatches, 0u);
 }
 
 // As for gemv (gemv_test.cpp): nothing beyond the activations' rounding (within 1e-10 of their floor), 1.2
@@ -118,7 +121,7 @@ TEST(TiledExactness, IntegerZeroPointWouldBeFourTimesWorse) {
     paths::PanelBuffer buffer;
     std::vector<float> rounded(static_cast<size_t>(w.m * w.k));
     for (int64_t o0 = 0; o0 < w.m; o0 += kernels::kPanelRows) {
-      const kernels::Panel& p = buffer.pack(buffer.decode(f, w, o0, kernels::kPanelRows));
+      const kernels::Panel& p = buffer.pack(buffer.decode(f, w, o0, kernels::kPanelRows, runtime::active_isa()));
       ASSERT_NE(p.offsets, nullptr) << name;
       for (int l = 0; l < kernels::kPanelRows; ++l) {
         for (int64_t i = 0; i < w.k; ++i) {

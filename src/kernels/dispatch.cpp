@@ -55,4 +55,18 @@ TileFn find_tile(runtime::Isa isa, int group, bool asymmetric) {
   return scalar::tile_int8[g][a];
 }
 
+PackFn find_pack(runtime::Isa isa) {
+  switch (isa) {
+    case runtime::Isa::Avx512:
+      return avx512::pack_panel;
+    case runtime::Isa::AvxVnni:
+      return avxvnni::pack_panel;
+    case runtime::Isa::Avx2:
+      return avx2::pack_panel;
+    case runtime::Isa::Scalar:
+      break;
+  }
+  return scalar::pack_panel;
+}
+
 }  // namespace ggufmm::kernels

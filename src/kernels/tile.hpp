@@ -37,21 +37,31 @@ struct TileActivations {
 using TileFn = void (*)(const Panel* panels, int panel_count, int valid, const TileActivations& x, int64_t r0, int nr,
                         float* y, int64_t ldy, int64_t o0, const float* residual);
 
-// Each level's tile kernels, by [group == 32][asymmetric].
+// Packing into a panel: 32 values (int8) of each of 16 weight rows, rows[l][0..31], go out as the 8 chunks of
+// 64 codes that hold them: chunks[c * 64 + l * 4 + j] = rows[l][4c + j] + 128.
+using PackFn = void (*)(const int8_t* const (&rows)[kPanelRows], uint8_t* chunks);
+
+// Each level's tile kernels, by [group == 32][asymmetric], and its packing.
 namespace scalar {
 extern const TileFn tile_int8[2][2];
+extern const PackFn pack_panel;
 }
 namespace avx2 {
 extern const TileFn tile_int8[2][2];
+extern const PackFn pack_panel;
 }
 namespace avxvnni {
 extern const TileFn tile_int8[2][2];
+extern const PackFn pack_panel;
 }
 namespace avx512 {
 extern const TileFn tile_int8[2][2];
+extern const PackFn pack_panel;
 }
 
 // The tile kernel of a level for a panel group size and symmetry.
 TileFn find_tile(runtime::Isa isa, int group, bool asymmetric);
+// The packing of a level.
+PackFn find_pack(runtime::Isa isa);
 
 }  // namespace ggufmm::kernels

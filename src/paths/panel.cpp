@@ -8,7 +8,8 @@ namespace ggufmm::paths {
 
 using kernels::kPanelRows;
 
-PanelShape PanelBuffer::decode(const format::Format& f, const Weight& w, int64_t o0, int rows) {
+PanelShape PanelBuffer::decode(const format::Format& f, const Weight& w, int64_t o0, int rows, runtime::Isa isa) {
+  const kernels::PackFn pack_codes = kernels::find_pack(isa);
   k_ = w.k;
   const int64_t subs = k_ / 16;
   codes_.resize(static_cast<size_t>(kPanelRows * k_));
@@ -31,16 +32,15 @@ PanelShape PanelBuffer::decode(const format::Format& f, const Weight& w, int64_t
         offsets[s * kPanelRows + l] = decoded_[l].offset[s];
       }
     }
-    // The block's 16 rows, decoded, go out a whole 64-byte chunk at a time: 4 values of each row per word, the
-    // sign bit flipped to make the int8 value q the unsigned code q + 128.
-    uint8_t* chunk = codes_.data() + (j * block_size / 4) * 64;
-    for (int i = 0; i < block_size; i += 4, chunk += 64) {
-      for (int l = 0; l < kPanelRows; ++l) {
-        uint32_t word;
-        std::memcpy(&word, decoded_[l].q + i, 4);
-        word ^= 0x80808080u;
-        std::memcpy(chunk + l * 4, &word, 4);
-      }
+    // The block's 16 rows, decoded, go out 32 values at a time: 8 whole chunks.
+    uint8_t* chunks = codes_.data() + (j * block_size / 4) * 64;
+    for (int i = 0; i < block_size; i += 32, chunks += 8 * 64) {
+      const int8_t* const slice[kPanelRows] = {
+          decoded_[0].q + i,  decoded_[1].q + i,  decoded_[2].q + i,  decoded_[3].q + i,
+          decoded_[4].q + i,  decoded_[5].q + i,  decoded_[6].q + i,  decoded_[7].q + i,
+          decoded_[8].q + i,  decoded_[9].q + i,  decoded_[10].q + i, decoded_[11].q + i,
+          decoded_[12].q + i, decoded_[13].q + i, decoded_[14].q + i, decoded_[15].q + i};
+      pack_codes(slice, chunks);
     }
   }
   // Pairs of sub-blocks group when their scales and offsets are the same bits; an offset counts when it is not

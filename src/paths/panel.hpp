@@ -21,8 +21,8 @@ struct PanelShape {
 class PanelBuffer {
  public:
   // Decodes rows [o0, o0 + rows) of w (rows <= 16; the rest of the panel is zero) with the format's exact
-  // decoder into the kernels' code layout, and says how its scales group.
-  PanelShape decode(const format::Format& f, const Weight& w, int64_t o0, int rows);
+  // decoder into the kernels' code layout (packed by the level's kernel), and says how its scales group.
+  PanelShape decode(const format::Format& f, const Weight& w, int64_t o0, int rows, runtime::Isa isa);
   // Groups the scales (and offsets) per S values as the shape says, and returns the kernels' view.
   const kernels::Panel& pack(const PanelShape& shape);
 

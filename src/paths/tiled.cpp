@@ -27,8 +27,8 @@ void tiled_columns(const Weight& w, const ActivationBuffer& x, int64_t m0, int64
   for (int64_t o0 = m0; o0 < m1; o0 += 2 * kPanelRows) {
     const int valid = static_cast<int>(std::min<int64_t>(2 * kPanelRows, m1 - o0));
     const int count = valid > kPanelRows ? 2 : 1;
-    PanelShape shape = buffers[0].decode(f, w, o0, std::min(kPanelRows, valid));
-    if (count == 2) shape = shape & buffers[1].decode(f, w, o0 + kPanelRows, valid - kPanelRows);
+    PanelShape shape = buffers[0].decode(f, w, o0, std::min(kPanelRows, valid), isa);
+    if (count == 2) shape = shape & buffers[1].decode(f, w, o0 + kPanelRows, valid - kPanelRows, isa);
     // Both panels share one kernel, so they share one grouping.
     const kernels::Panel panels[2] = {buffers[0].pack(shape), count == 2 ? buffers[1].pack(shape) : kernels::Panel{}};
     const kernels::TileFn kernel = kernels::find_tile(isa, shape.group(), shape.asymmetric);
