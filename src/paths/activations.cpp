@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "runtime/thread_pool.hpp"
+
 namespace ggufmm::paths {
 namespace {
 
@@ -19,15 +21,25 @@ void gather(const std::vector<T>& from, size_t per_row, std::span<const int64_t>
 
 }  // namespace
 
-ActivationBuffer::ActivationBuffer(const float* x, int64_t rows, int64_t k, Type type, runtime::Isa isa)
+ActivationBuffer::ActivationBuffer(const float* x, int64_t rows, int64_t k, Type type, runtime::Isa isa, int threads)
     : k_(k), rows_(rows), quantized_(!is_float(type)), f32_(x) {
   if (!quantized_) return;
   q_.resize(static_cast<size_t>(rows * k));
   d_.resize(static_cast<size_t>(rows * k / kernels::kGroup));
   qsum_.resize(d_.size());
   sum16_.resize(static_cast<size_t>(rows * k / kernels::kSumGroup));
-  kernels::find_quantize_act(isa)(x, static_cast<int>(rows), k, q_.data(), d_.data(), qsum_.data(), sum16_.data());
-  derive_tile_sums();
+  qsum16_.resize(sum16_.size());
+  qsum32_.resize(d_.size());
+  sum32_.resize(d_.size());
+  const kernels::QuantizeActFn quantize = kernels::find_quantize_act(isa);
+  // Blocks of rows of about 1 MiB of values each (one block for few rows, as in decoding).
+  const int64_t per_block = std::max<int64_t>(1, (int64_t{1} << 20) / k);
+  runtime::ThreadPool::global().run(threads, (rows + per_block - 1) / per_block, [&](int64_t block) {
+    const int64_t r0 = block * per_block, r1 = std::min(rows, r0 + per_block);
+    quantize(x + r0 * k, static_cast<int>(r1 - r0), k, q_.data() + r0 * k, d_.data() + r0 * (k / kernels::kGroup),
+             qsum_.data() + r0 * (k / kernels::kGroup), sum16_.data() + r0 * (k / kernels::kSumGroup));
+    derive_tile_sums(r0, r1);
+  });
 }
 
 ActivationBuffer::ActivationBuffer(const ActivationBuffer& from, std::span<const int64_t> rows)
@@ -50,17 +62,15 @@ ActivationBuffer::ActivationBuffer(const ActivationBuffer& from, std::span<const
   gather(from.sum32_, k / kernels::kGroup, rows, sum32_);
 }
 
-// The tile kernels work in groups of 16 or 32 values; both kinds of sums are kept.
-void ActivationBuffer::derive_tile_sums() {
-  qsum16_.resize(sum16_.size());
-  for (size_t g = 0; g < qsum16_.size(); ++g) {
+// The tile kernels work in groups of 16 or 32 values; both kinds of sums are kept, for rows [r0, r1).
+void ActivationBuffer::derive_tile_sums(int64_t r0, int64_t r1) {
+  const auto per_row = static_cast<size_t>(k_ / kernels::kSumGroup);
+  for (size_t g = static_cast<size_t>(r0) * per_row; g < static_cast<size_t>(r1) * per_row; ++g) {
     int32_t total = 0;
     for (size_t i = 0; i < kernels::kSumGroup; ++i) total += q_[g * kernels::kSumGroup + i];
     qsum16_[g] = total;
   }
-  qsum32_.resize(d_.size());
-  sum32_.resize(d_.size());
-  for (size_t g = 0; g < qsum32_.size(); ++g) {
+  for (size_t g = static_cast<size_t>(r0) * per_row / 2; g < static_cast<size_t>(r1) * per_row / 2; ++g) {
     qsum32_[g] = qsum16_[2 * g] + qsum16_[2 * g + 1];
     sum32_[g] = sum16_[2 * g] + sum16_[2 * g + 1];
   }

@@ -15,7 +15,8 @@ namespace ggufmm::paths {
 
 class ActivationBuffer {
  public:
-  ActivationBuffer(const float* x, int64_t rows, int64_t k, Type type, runtime::Isa isa);
+  // Many rows are quantized on `threads` threads (0: all cores), as the products that follow are.
+  ActivationBuffer(const float* x, int64_t rows, int64_t k, Type type, runtime::Isa isa, int threads = 1);
   // The given rows of `from`, in that order.
   ActivationBuffer(const ActivationBuffer& from, std::span<const int64_t> rows);
 
@@ -26,7 +27,7 @@ class ActivationBuffer {
   kernels::TileActivations tile_view(int group) const;
 
  private:
-  void derive_tile_sums();
+  void derive_tile_sums(int64_t r0, int64_t r1);
 
   int64_t k_ = 0, rows_ = 0;
   bool quantized_ = false;

@@ -32,7 +32,7 @@ void gemv_columns(const Weight& w, const ActivationBuffer& x, int64_t m0, int64_
 void gemv_matmul(const MatmulCall& c) {
   const int threads = runtime::ThreadPool::resolve_threads(c.threads);
   const int64_t per_task = columns_per_task(c.w.m, threads);
-  const ActivationBuffer x(c.x, c.rows, c.w.k, c.w.type, c.isa);
+  const ActivationBuffer x(c.x, c.rows, c.w.k, c.w.type, c.isa, c.threads);
   runtime::ThreadPool::global().run(threads, (c.w.m + per_task - 1) / per_task, [&](int64_t task) {
     const int64_t m0 = task * per_task;
     gemv_columns(c.w, x, m0, std::min(c.w.m, m0 + per_task), c.y, c.w.m, c.residual, c.isa);

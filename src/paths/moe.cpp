@@ -53,7 +53,7 @@ void moe_mul_mat_id(const MulMatIdCall& c) {
       g.rows.push_back((ts / c.slots) * c.act_slots + (c.act_slots == 1 ? 0 : ts % c.slots));
     }
   }
-  const ActivationBuffer all(c.act, c.tokens * c.act_slots, c.w.k, c.w.type, c.isa);
+  const ActivationBuffer all(c.act, c.tokens * c.act_slots, c.w.k, c.w.type, c.isa, c.threads);
   std::vector<ActivationBuffer> grouped;
   grouped.reserve(groups.size());
   for (const ExpertGroup& g : groups) grouped.emplace_back(all, g.rows);

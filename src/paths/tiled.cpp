@@ -43,7 +43,7 @@ void tiled_columns(const Weight& w, const ActivationBuffer& x, int64_t m0, int64
 void tiled_matmul(const MatmulCall& c) {
   // Float weights have no int8 form: they multiply in f32 through the decode kernels.
   if (!format::find(c.w.type)->decode) return gemv_matmul(c);
-  const ActivationBuffer x(c.x, c.rows, c.w.k, c.w.type, c.isa);
+  const ActivationBuffer x(c.x, c.rows, c.w.k, c.w.type, c.isa, c.threads);
   constexpr int64_t kRowsPerTask = 2 * kPanelRows;
   runtime::ThreadPool::global().run(c.threads, (c.w.m + kRowsPerTask - 1) / kRowsPerTask, [&](int64_t task) {
     const int64_t m0 = task * kRowsPerTask;
