@@ -9,6 +9,7 @@
 
 #include "format/blocks.hpp"
 #include "format/decoded.hpp"
+#include "format/nibble_codebook.hpp"
 #include "format/quant_search.hpp"
 
 namespace ggufmm::format {
@@ -37,8 +38,7 @@ uint8_t nearest_code(float x, float d) {
 
 void decode_mxfp4(const void* block, Int8Block& out) {
   const auto& b = *static_cast<const BlockMXFP4*>(block);
-  Strips<4, kQK / 2>::unpack(b.qs, kQK, out.q);
-  for (int j = 0; j < kQK; ++j) out.q[j] = kMXFP4Values[out.q[j]];
+  NibbleCodebook<kMXFP4Values>::decode32(b.qs, out.q);
   set_sub_blocks(out, 0, kQK / Int8Block::kSubBlock, e8m0_half(b.e));
 }
 

@@ -11,6 +11,7 @@
 #include "format/blocks.hpp"
 #include "format/fp16.hpp"
 #include "format/iq_tables.hpp"
+#include "format/nibble_codebook.hpp"
 #include "format/quant_search.hpp"
 #include "format/swar.hpp"
 
@@ -171,11 +172,7 @@ struct IQ1M {
 // IQ4_NL and IQ4_XS: a group of 32 values is 16 bytes of indices into kIQ4Values, value j in the low nibble of
 // byte j and value j + 16 in its high nibble; one scale for the group's two sub-blocks.
 void decode_iq4_group(float scale, const uint8_t* codes, int g, Int8Block& out) {
-  int8_t* q = out.q + 32 * g;
-  for (int j = 0; j < 16; ++j) {
-    q[j] = kIQ4Values[codes[j] & 0xf];
-    q[j + 16] = kIQ4Values[codes[j] >> 4];
-  }
+  NibbleCodebook<kIQ4Values>::decode32(codes, out.q + 32 * g);
   out.scale[2 * g] = out.scale[2 * g + 1] = scale;
   out.offset[2 * g] = out.offset[2 * g + 1] = 0.0f;
 }
