@@ -36,10 +36,11 @@ uint8_t nearest_code(float x, float d) {
 
 }  // namespace
 
-void decode_mxfp4(const void* block, Int8Block& out) {
+void decode_mxfp4(const void* block, Int8Block& out, int slot) {
   const auto& b = *static_cast<const BlockMXFP4*>(block);
-  NibbleCodebook<kMXFP4Values>::decode32(b.qs, out.q);
-  set_sub_blocks(out, 0, kQK / Int8Block::kSubBlock, e8m0_half(b.e));
+  NibbleCodebook<kMXFP4Values>::decode32(b.qs, out.q + kQK * slot);
+  constexpr int kSubs = kQK / Int8Block::kSubBlock;
+  set_sub_blocks(out, kSubs * slot, kSubs, e8m0_half(b.e));
 }
 
 void quantize_mxfp4(const float* in, void* blocks, int64_t n) {

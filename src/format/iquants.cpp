@@ -255,9 +255,9 @@ void decode_iq3_s(const void* block, Int8Block& out) { decode_runs<IQ3S>(block, 
 void decode_iq1_s(const void* block, Int8Block& out) { decode_runs<IQ1S>(block, out); }
 void decode_iq1_m(const void* block, Int8Block& out) { decode_runs<IQ1M>(block, out); }
 
-void decode_iq4_nl(const void* block, Int8Block& out) {
+void decode_iq4_nl(const void* block, Int8Block& out, int slot) {
   const auto& b = *static_cast<const BlockIQ4_NL*>(block);
-  decode_iq4_group(fp16_to_f32(b.d), b.qs, 0, out);
+  decode_iq4_group(fp16_to_f32(b.d), b.qs, slot, out);
 }
 
 void decode_iq4_xs(const void* block, Int8Block& out) {

@@ -13,7 +13,7 @@ void decode_iq3_xxs(const void* block, Int8Block& out);
 void decode_iq3_s(const void* block, Int8Block& out);
 void decode_iq1_s(const void* block, Int8Block& out);
 void decode_iq1_m(const void* block, Int8Block& out);
-void decode_iq4_nl(const void* block, Int8Block& out);
+void decode_iq4_nl(const void* block, Int8Block& out, int slot);
 void decode_iq4_xs(const void* block, Int8Block& out);
 void quantize_iq4_nl(const float* in, void* blocks, int64_t n);
 void quantize_iq4_xs(const float* in, void* blocks, int64_t n);

@@ -28,7 +28,7 @@ constexpr int kBits = kHasFifthBit<Block> ? 5 : 4;
 // Level j: the low nibble of byte j for the first 16, the high nibble of byte j - 16 for the rest; the fifth bit
 // is bit j of the little-endian qh.
 template <class Block>
-void decode(const Block& b, Int8Block& out) {
+void decode(const Block& b, Int8Block& out, int slot) {
   // The symmetric formats centre their levels on zero; the _1 formats keep them unsigned and add the min.
   constexpr int kBias = kHasMin<Block> ? 0 : 1 << (kBits<Block> - 1);
   constexpr uint64_t kNibbles = swar::kOnes * 0x0f, kMinusBias = swar::kOnes * ((256 - kBias) & 0xff);
@@ -39,17 +39,20 @@ void decode(const Block& b, Int8Block& out) {
     const uint64_t bytes = swar::load(b.qs + 8 * t);
     const uint64_t fifth_lo = swar::byte_mask(qh >> (8 * t)) & swar::kOnes << 4;
     const uint64_t fifth_hi = swar::byte_mask(qh >> (8 * t + 16)) & swar::kOnes << 4;
-    swar::store(out.q + 8 * t, swar::add_bytes((bytes & kNibbles) | fifth_lo, kMinusBias));
-    swar::store(out.q + 16 + 8 * t, swar::add_bytes((bytes >> 4 & kNibbles) | fifth_hi, kMinusBias));
+    int8_t* q = out.q + kQK * slot;
+    swar::store(q + 8 * t, swar::add_bytes((bytes & kNibbles) | fifth_lo, kMinusBias));
+    swar::store(q + 16 + 8 * t, swar::add_bytes((bytes >> 4 & kNibbles) | fifth_hi, kMinusBias));
   }
   float offset = 0.0f;
   if constexpr (kHasMin<Block>) offset = -fp16_to_f32(b.m);
-  set_sub_blocks(out, 0, kQK / Int8Block::kSubBlock, fp16_to_f32(b.d), offset);
+  constexpr int kSubs = kQK / Int8Block::kSubBlock;
+  set_sub_blocks(out, kSubs * slot, kSubs, fp16_to_f32(b.d), offset);
 }
 
-void decode(const BlockQ8_0& b, Int8Block& out) {
-  std::memcpy(out.q, b.qs, kQK);  // memcpy, not copy_n: compilers inline it
-  set_sub_blocks(out, 0, kQK / Int8Block::kSubBlock, fp16_to_f32(b.d));
+void decode(const BlockQ8_0& b, Int8Block& out, int slot) {
+  std::memcpy(out.q + kQK * slot, b.qs, kQK);  // memcpy, not copy_n: compilers inline it
+  constexpr int kSubs = kQK / Int8Block::kSubBlock;
+  set_sub_blocks(out, kSubs * slot, kSubs, fp16_to_f32(b.d));
 }
 
 template <class Block>
@@ -103,11 +106,21 @@ void encode_row(const float* in, void* blocks, int64_t n) {
 
 }  // namespace
 
-void decode_q4_0(const void* block, Int8Block& out) { decode(*static_cast<const BlockQ4_0*>(block), out); }
-void decode_q4_1(const void* block, Int8Block& out) { decode(*static_cast<const BlockQ4_1*>(block), out); }
-void decode_q5_0(const void* block, Int8Block& out) { decode(*static_cast<const BlockQ5_0*>(block), out); }
-void decode_q5_1(const void* block, Int8Block& out) { decode(*static_cast<const BlockQ5_1*>(block), out); }
-void decode_q8_0(const void* block, Int8Block& out) { decode(*static_cast<const BlockQ8_0*>(block), out); }
+void decode_q4_0(const void* block, Int8Block& out, int slot) {
+  decode(*static_cast<const BlockQ4_0*>(block), out, slot);
+}
+void decode_q4_1(const void* block, Int8Block& out, int slot) {
+  decode(*static_cast<const BlockQ4_1*>(block), out, slot);
+}
+void decode_q5_0(const void* block, Int8Block& out, int slot) {
+  decode(*static_cast<const BlockQ5_0*>(block), out, slot);
+}
+void decode_q5_1(const void* block, Int8Block& out, int slot) {
+  decode(*static_cast<const BlockQ5_1*>(block), out, slot);
+}
+void decode_q8_0(const void* block, Int8Block& out, int slot) {
+  decode(*static_cast<const BlockQ8_0*>(block), out, slot);
+}
 void quantize_q4_0(const float* in, void* blocks, int64_t n) { encode_row<BlockQ4_0>(in, blocks, n); }
 void quantize_q4_1(const float* in, void* blocks, int64_t n) { encode_row<BlockQ4_1>(in, blocks, n); }
 void quantize_q5_0(const float* in, void* blocks, int64_t n) { encode_row<BlockQ5_0>(in, blocks, n); }

@@ -7,11 +7,11 @@
 #include "format/registry.hpp"
 
 namespace ggufmm::format {
-void decode_q4_0(const void* block, Int8Block& out);
-void decode_q4_1(const void* block, Int8Block& out);
-void decode_q5_0(const void* block, Int8Block& out);
-void decode_q5_1(const void* block, Int8Block& out);
-void decode_q8_0(const void* block, Int8Block& out);
+void decode_q4_0(const void* block, Int8Block& out, int slot);
+void decode_q4_1(const void* block, Int8Block& out, int slot);
+void decode_q5_0(const void* block, Int8Block& out, int slot);
+void decode_q5_1(const void* block, Int8Block& out, int slot);
+void decode_q8_0(const void* block, Int8Block& out, int slot);
 void quantize_q4_0(const float* in, void* blocks, int64_t n);
 void quantize_q4_1(const float* in, void* blocks, int64_t n);
 void quantize_q5_0(const float* in, void* blocks, int64_t n);

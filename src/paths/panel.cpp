@@ -17,24 +17,27 @@ PanelShape PanelBuffer::decode(const format::Format& f, const Weight& w, int64_t
   sub_offsets_.resize(sub_scales_.size());
   const int block_size = f.info.block_size;
   const int64_t blocks = k_ / block_size;
-  const int block_subs = block_size / format::Int8Block::kSubBlock;
+  // Blocks are decoded a run of up to 256 values at a time.
+  const int run_blocks = format::kQK_K / block_size;
   // Rows past `rows` stay a zero block (code 128, scale and offset 0).
   for (int l = rows; l < kPanelRows; ++l) decoded_[l] = format::Int8Block{};
   const size_t row_bytes = w.row_bytes();
   const auto* first = static_cast<const uint8_t*>(w.data) + static_cast<size_t>(o0) * row_bytes;
-  for (int64_t j = 0; j < blocks; ++j) {
-    for (int l = 0; l < rows; ++l) f.decode(first + l * row_bytes + j * f.info.block_bytes, decoded_[l]);
-    float* scales = sub_scales_.data() + j * block_subs * kPanelRows;
-    float* offsets = sub_offsets_.data() + j * block_subs * kPanelRows;
-    for (int s = 0; s < block_subs; ++s) {
+  for (int64_t j = 0; j < blocks; j += run_blocks) {
+    const int count = static_cast<int>(std::min<int64_t>(run_blocks, blocks - j));
+    const int values = count * block_size, subs_here = values / format::Int8Block::kSubBlock;
+    for (int l = 0; l < rows; ++l) f.decode_run(first + l * row_bytes + j * f.info.block_bytes, count, decoded_[l]);
+    float* scales = sub_scales_.data() + j * block_size / 16 * kPanelRows;
+    float* offsets = sub_offsets_.data() + j * block_size / 16 * kPanelRows;
+    for (int s = 0; s < subs_here; ++s) {
       for (int l = 0; l < kPanelRows; ++l) {
         scales[s * kPanelRows + l] = decoded_[l].scale[s];
         offsets[s * kPanelRows + l] = decoded_[l].offset[s];
       }
     }
-    // The block's 16 rows, decoded, go out 32 values at a time: 8 whole chunks.
+    // The run's 16 rows, decoded, go out 32 values at a time: 8 whole chunks.
     uint8_t* chunks = codes_.data() + (j * block_size / 4) * 64;
-    for (int i = 0; i < block_size; i += 32, chunks += 8 * 64) {
+    for (int i = 0; i < values; i += 32, chunks += 8 * 64) {
       const int8_t* const slice[kPanelRows] = {
           decoded_[0].q + i,  decoded_[1].q + i,  decoded_[2].q + i,  decoded_[3].q + i,
           decoded_[4].q + i,  decoded_[5].q + i,  decoded_[6].q + i,  decoded_[7].q + i,
