@@ -48,8 +48,8 @@ TEST_F(Profile, SteersAutoPerFormatAndShapeClass) {
   EXPECT_EQ(auto_path(kLarge, 95), Path::Gemv);
   EXPECT_EQ(auto_path(kLarge, 96), Path::Tiled);
   const Weight other{.type = Type::Q8_0, .k = 4096, .m = 1024, .data = kSmall.data};
-  EXPECT_EQ(auto_path(other, 31), Path::Gemv);  // not in the profile: built in, from 32
-  EXPECT_EQ(auto_path(other, 32), Path::Tiled);
+  EXPECT_EQ(auto_path(other, 23), Path::Gemv);  // not in the profile: built in, from 24
+  EXPECT_EQ(auto_path(other, 24), Path::Tiled);
   // Measured at another kernel level: not used.
   set_profile(PathProfile{"not-this-isa", 2, {{Type::Q4_K, false, 48, 0}}});
   EXPECT_EQ(auto_path(kSmall, 24), Path::Tiled);
