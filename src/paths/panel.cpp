@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <bit>
-#include <cstring>
 
 namespace ggufmm::paths {
 
@@ -38,11 +37,8 @@ PanelShape PanelBuffer::decode(const format::Format& f, const Weight& w, int64_t
     // The run's 16 rows, decoded, go out 32 values at a time: 8 whole chunks.
     uint8_t* chunks = codes_.data() + (j * block_size / 4) * 64;
     for (int i = 0; i < values; i += 32, chunks += 8 * 64) {
-      const int8_t* const slice[kPanelRows] = {
-          decoded_[0].q + i,  decoded_[1].q + i,  decoded_[2].q + i,  decoded_[3].q + i,
-          decoded_[4].q + i,  decoded_[5].q + i,  decoded_[6].q + i,  decoded_[7].q + i,
-          decoded_[8].q + i,  decoded_[9].q + i,  decoded_[10].q + i, decoded_[11].q + i,
-          decoded_[12].q + i, decoded_[13].q + i, decoded_[14].q + i, decoded_[15].q + i};
+      const int8_t* slice[kPanelRows];
+      for (int l = 0; l < kPanelRows; ++l) slice[l] = decoded_[l].q + i;
       pack_codes(slice, chunks);
     }
   }
