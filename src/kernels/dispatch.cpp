@@ -32,6 +32,15 @@ GemvFn find_gemv(runtime::Isa isa, Type type) {
   }
 }
 
+PanelDecodeFn find_panel_decode(runtime::Isa isa, Type type) {
+  const auto slot = static_cast<size_t>(type);
+  if (slot >= kTypeSlots) return nullptr;
+  for (;; isa = lower(isa)) {
+    if (const PanelDecodeFn fn = kernels_for(isa).panel[slot]) return fn;
+    if (isa == runtime::Isa::Scalar) return nullptr;
+  }
+}
+
 QuantizeActFn find_quantize_act(runtime::Isa isa) {
   for (;; isa = lower(isa)) {
     if (const QuantizeActFn fn = kernels_for(isa).quantize_act) return fn;

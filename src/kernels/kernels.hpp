@@ -35,6 +35,12 @@ struct Activations {
 using GemvFn = void (*)(const uint8_t* w, size_t row_bytes, int64_t m0, int64_t m1, const Activations& x, float* y,
                         int64_t ldy, const float* residual);
 
+// Decodes weight rows [0, rows) (rows <= 16; the panel's other rows are zero) of k values, row 0 at w, into a tile
+// panel's form (kernels/tile.hpp): codes [k / 4][16][4], and the scale and offset of every 16 values of each row,
+// [k / 16][16]. Exact: code - 128 times the scale, less the offset, is ggml's dequantized value.
+using PanelDecodeFn = void (*)(const uint8_t* w, size_t row_bytes, int rows, int64_t k, uint8_t* codes, float* scales,
+                               float* offsets);
+
 // Quantizes `rows` rows of k values (k a multiple of 32) into the integer fields of Activations.
 using QuantizeActFn = void (*)(const float* x, int rows, int64_t k, int8_t* q, float* d, int16_t* qsum, float* sum);
 
@@ -71,6 +77,7 @@ struct IsaKernels {
   runtime::Isa isa;
   QuantizeActFn quantize_act;
   std::array<GemvFn, kTypeSlots> gemv{};  // null: no kernel for that type at this level
+  std::array<PanelDecodeFn, kTypeSlots> panel{};  // null: panels decode through the format's own decoder
 };
 
 // Each level's table (defined in its own directory, compiled with its own flags).
@@ -83,5 +90,7 @@ const IsaKernels& kernels_for(runtime::Isa isa);
 // The gemv kernel for a type at `isa`, or from the highest lower level that has one.
 GemvFn find_gemv(runtime::Isa isa, Type type);
 QuantizeActFn find_quantize_act(runtime::Isa isa);
+// The panel decoder for a type at `isa` or the highest lower level that has one; null where none has.
+PanelDecodeFn find_panel_decode(runtime::Isa isa, Type type);
 
 }  // namespace ggufmm::kernels

@@ -8,20 +8,28 @@ namespace ggufmm::paths {
 using kernels::kPanelRows;
 
 PanelShape PanelBuffer::decode(const format::Format& f, const Weight& w, int64_t o0, int rows, runtime::Isa isa) {
-  const kernels::PackFn pack_codes = kernels::find_pack(isa);
   k_ = w.k;
-  const int64_t subs = k_ / 16;
   codes_.resize(static_cast<size_t>(kPanelRows * k_));
-  sub_scales_.resize(static_cast<size_t>(subs * kPanelRows));
+  sub_scales_.resize(static_cast<size_t>(k_ / 16 * kPanelRows));
   sub_offsets_.resize(sub_scales_.size());
+  const size_t row_bytes = w.row_bytes();
+  const auto* first = static_cast<const uint8_t*>(w.data) + static_cast<size_t>(o0) * row_bytes;
+  if (const kernels::PanelDecodeFn level = kernels::find_panel_decode(isa, w.type)) {
+    level(first, row_bytes, rows, k_, codes_.data(), sub_scales_.data(), sub_offsets_.data());
+  } else {
+    decode_blocks(f, first, row_bytes, rows, kernels::find_pack(isa));
+  }
+  return measure_shape();
+}
+
+void PanelBuffer::decode_blocks(const format::Format& f, const uint8_t* first, size_t row_bytes, int rows,
+                                kernels::PackFn pack_codes) {
   const int block_size = f.info.block_size;
   const int64_t blocks = k_ / block_size;
   // Blocks are decoded a run of up to 256 values at a time.
   const int run_blocks = format::kQK_K / block_size;
   // Rows past `rows` stay a zero block (code 128, scale and offset 0).
   for (int l = rows; l < kPanelRows; ++l) decoded_[l] = format::Int8Block{};
-  const size_t row_bytes = w.row_bytes();
-  const auto* first = static_cast<const uint8_t*>(w.data) + static_cast<size_t>(o0) * row_bytes;
   for (int64_t j = 0; j < blocks; j += run_blocks) {
     const int count = static_cast<int>(std::min<int64_t>(run_blocks, blocks - j));
     const int values = count * block_size, subs_here = values / format::Int8Block::kSubBlock;
@@ -42,6 +50,9 @@ PanelShape PanelBuffer::decode(const format::Format& f, const Weight& w, int64_t
       pack_codes(slice, chunks);
     }
   }
+}
+
+PanelShape PanelBuffer::measure_shape() const {
   // Pairs of sub-blocks group when their scales and offsets are the same bits; an offset counts when it is not
   // +-0. Integer or-reductions, which vectorize.
   uint32_t split = 0, offset = 0;

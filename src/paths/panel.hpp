@@ -20,13 +20,18 @@ struct PanelShape {
 // A thread's decoded panel: storage plus the Panel view the kernels read.
 class PanelBuffer {
  public:
-  // Decodes rows [o0, o0 + rows) of w (rows <= 16; the rest of the panel is zero) with the format's exact
-  // decoder into the kernels' code layout (packed by the level's kernel), and says how its scales group.
+  // Decodes rows [o0, o0 + rows) of w (rows <= 16; the rest of the panel is zero) exactly into the kernels' code
+  // layout, through the level's panel decoder for the format where it has one, and says how its scales group.
   PanelShape decode(const format::Format& f, const Weight& w, int64_t o0, int rows, runtime::Isa isa);
   // Groups the scales (and offsets) per S values as the shape says, and returns the kernels' view.
   const kernels::Panel& pack(const PanelShape& shape);
 
  private:
+  // The format's exact decoder, a run of blocks at a time, packed by the level's kernel.
+  void decode_blocks(const format::Format& f, const uint8_t* first, size_t row_bytes, int rows,
+                     kernels::PackFn pack_codes);
+  PanelShape measure_shape() const;
+
   int64_t k_ = 0;
   format::Int8Block decoded_[kernels::kPanelRows];  // one block of each row
   std::vector<uint8_t> codes_;                   // [k / 4][16][4]

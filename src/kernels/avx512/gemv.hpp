@@ -17,6 +17,7 @@
 #include <cstring>
 #include <utility>
 
+#include "kernels/avx512/panel_rows.hpp"
 #include "kernels/kernels.hpp"
 
 namespace ggufmm::kernels::avx512 {
@@ -299,6 +300,7 @@ struct KDecoded {
   __m512i scales[2];  // chunk pair p (chunks 2p, 2p+1) packed: the integer scale of each word
   __m512 mins;        // asymmetric only: dmin * m per sub-block of 16 (dropped times the sums)
   __m256 d;           // the super-block scale in every lane
+  __m512i table;      // the format's 16-byte scale table (see scale_pos), in every 128-bit lane
 };
 
 // A format supplies:
@@ -520,7 +522,7 @@ struct K4Format {
 
   static KDecoded decode(const Block& b) {
     KDecoded kd{};
-    const __m512i table = k4_scale_table(b.scales);
+    const __m512i table = kd.table = k4_scale_table(b.scales);
     kd.scales[0] = scale_words<K4Format, 0>(table);
     kd.scales[1] = scale_words<K4Format, 1>(table);
     const KScales ks = k_scales(&b.d);
@@ -537,6 +539,41 @@ struct K4Format {
       }
     }
     return kd;
+  }
+};
+
+// The integer scale of each sub-block of 16 as a float per lane, from the table: zero-extended, or sign-extended
+// (through the top byte of each dword) for signed scales.
+template <int (*Pos)(int)>
+inline constexpr KIndex kDwordTops = [] {
+  KIndex t{};
+  for (int s = 0; s < 16; ++s) {
+    t.b[4 * s] = t.b[4 * s + 1] = t.b[4 * s + 2] = -128;
+    t.b[4 * s + 3] = static_cast<int8_t>(Pos(s));
+  }
+  return t;
+}();
+template <class F>
+inline __m512 sub_scales(__m512i table) {
+  if constexpr (F::kSignedScales) {
+    const __m512i tops = _mm512_shuffle_epi8(table, _mm512_load_si512(kDwordTops<F::scale_pos>.b));
+    return _mm512_cvtepi32_ps(_mm512_srai_epi32(tops, 24));
+  } else {
+    return table_lanes<F::scale_pos>(table);
+  }
+}
+
+// A super-block as a panel run (panel_rows.hpp): the codes less their centre; per 16 values the scale d * sc and
+// the offset dmin * m, the products ggml dequantizes with.
+template <class F>
+struct KPanel {
+  static constexpr int kBlockValues = 256;
+  static constexpr int kRunBytes = sizeof(typename F::Block);
+  static void decode(const uint8_t* p, __m512i (&q)[4], __m512& scales, __m512& offsets) {
+    const KDecoded kd = F::decode(*reinterpret_cast<const typename F::Block*>(p));
+    for (int c = 0; c < 4; ++c) q[c] = _mm512_sub_epi8(kd.w[c], _mm512_set1_epi8(F::kCentre));
+    scales = _mm512_mul_ps(_mm512_broadcastss_ps(_mm256_castps256_ps128(kd.d)), sub_scales<F>(kd.table));
+    offsets = F::kMins ? kd.mins : _mm512_setzero_ps();
   }
 };
 

@@ -16,7 +16,7 @@ struct Q2K {
   static KDecoded decode(const Block& b) {
     KDecoded kd{};
     // One byte per sub-block: scale in the low nibble, min in the high one.
-    const __m512i table = _mm512_and_si512(broadcast_16(b.scales), _mm512_set1_epi8(0x0f));
+    const __m512i table = kd.table = _mm512_and_si512(broadcast_16(b.scales), _mm512_set1_epi8(0x0f));
     kd.scales[0] = scale_words<Q2K, 0>(table);
     kd.scales[1] = scale_words<Q2K, 1>(table);
     const KScales ks = k_scales(&b.d);
@@ -38,5 +38,6 @@ struct Q2K {
 }  // namespace
 
 const GemvFn gemv_q2_K = gemv_k<Q2K>;
+const PanelDecodeFn panel_q2_K = panel_rows<KPanel<Q2K>>;
 
 }  // namespace ggufmm::kernels::avx512

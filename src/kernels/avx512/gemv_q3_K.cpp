@@ -36,7 +36,7 @@ struct Q3K {
 
   static KDecoded decode(const Block& b) {
     KDecoded kd{};
-    const __m512i table = scale_table(b);
+    const __m512i table = kd.table = scale_table(b);
     kd.scales[0] = scale_words<Q3K, 0>(table);
     kd.scales[1] = scale_words<Q3K, 1>(table);
     kd.d = k_scale(b.d);
@@ -57,5 +57,6 @@ struct Q3K {
 }  // namespace
 
 const GemvFn gemv_q3_K = gemv_k<Q3K>;
+const PanelDecodeFn panel_q3_K = panel_rows<KPanel<Q3K>>;
 
 }  // namespace ggufmm::kernels::avx512

@@ -6,5 +6,6 @@
 namespace ggufmm::kernels::avx512 {
 
 const GemvFn gemv_q4_K = gemv_k<K4Format<format::BlockQ4_K>>;
+const PanelDecodeFn panel_q4_K = panel_rows<KPanel<K4Format<format::BlockQ4_K>>>;
 
 }  // namespace ggufmm::kernels::avx512

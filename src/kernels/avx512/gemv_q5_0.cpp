@@ -6,5 +6,6 @@
 namespace ggufmm::kernels::avx512 {
 
 const GemvFn gemv_q5_0 = gemv_groups<Legacy32<format::BlockQ5_0>>;
+const PanelDecodeFn panel_q5_0 = panel_rows<GroupPanel<Legacy32<format::BlockQ5_0>>>;
 
 }  // namespace ggufmm::kernels::avx512

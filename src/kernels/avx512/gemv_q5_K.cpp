@@ -6,5 +6,6 @@
 namespace ggufmm::kernels::avx512 {
 
 const GemvFn gemv_q5_K = gemv_k<K4Format<format::BlockQ5_K>>;
+const PanelDecodeFn panel_q5_K = panel_rows<KPanel<K4Format<format::BlockQ5_K>>>;
 
 }  // namespace ggufmm::kernels::avx512

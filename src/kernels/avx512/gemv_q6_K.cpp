@@ -16,7 +16,7 @@ struct Q6K {
 
   static KDecoded decode(const Block& b) {
     KDecoded kd{};
-    const __m512i table = broadcast_16(b.scales);
+    const __m512i table = kd.table = broadcast_16(b.scales);
     kd.scales[0] = scale_words<Q6K, 0>(table);
     kd.scales[1] = scale_words<Q6K, 1>(table);
     kd.d = k_scale(b.d);
@@ -40,5 +40,6 @@ struct Q6K {
 }  // namespace
 
 const GemvFn gemv_q6_K = gemv_k<Q6K>;
+const PanelDecodeFn panel_q6_K = panel_rows<KPanel<Q6K>>;
 
 }  // namespace ggufmm::kernels::avx512

@@ -40,5 +40,6 @@ struct Q8_0 {
 }  // namespace
 
 const GemvFn gemv_q8_0 = gemv_groups<Q8_0>;
+const PanelDecodeFn panel_q8_0 = panel_rows<GroupPanel<Q8_0>>;
 
 }  // namespace ggufmm::kernels::avx512

@@ -34,4 +34,16 @@ extern const GemvFn gemv_tq1_0;
 extern const GemvFn gemv_tq2_0;
 extern const GemvFn gemv_mxfp4;
 
+// Panel decoders (the tiled path's), where a format's AVX-512 decoding serves.
+extern const PanelDecodeFn panel_q4_0;
+extern const PanelDecodeFn panel_q4_1;
+extern const PanelDecodeFn panel_q5_0;
+extern const PanelDecodeFn panel_q5_1;
+extern const PanelDecodeFn panel_q8_0;
+extern const PanelDecodeFn panel_q2_K;
+extern const PanelDecodeFn panel_q3_K;
+extern const PanelDecodeFn panel_q4_K;
+extern const PanelDecodeFn panel_q5_K;
+extern const PanelDecodeFn panel_q6_K;
+
 }  // namespace ggufmm::kernels::avx512

@@ -32,6 +32,16 @@ const IsaKernels& avx512_kernels() {
     set(Type::TQ1_0, avx512::gemv_tq1_0);
     set(Type::TQ2_0, avx512::gemv_tq2_0);
     set(Type::MXFP4, avx512::gemv_mxfp4);
+    t.panel[static_cast<size_t>(Type::Q4_0)] = avx512::panel_q4_0;
+    t.panel[static_cast<size_t>(Type::Q4_1)] = avx512::panel_q4_1;
+    t.panel[static_cast<size_t>(Type::Q5_0)] = avx512::panel_q5_0;
+    t.panel[static_cast<size_t>(Type::Q5_1)] = avx512::panel_q5_1;
+    t.panel[static_cast<size_t>(Type::Q8_0)] = avx512::panel_q8_0;
+    t.panel[static_cast<size_t>(Type::Q2_K)] = avx512::panel_q2_K;
+    t.panel[static_cast<size_t>(Type::Q3_K)] = avx512::panel_q3_K;
+    t.panel[static_cast<size_t>(Type::Q4_K)] = avx512::panel_q4_K;
+    t.panel[static_cast<size_t>(Type::Q5_K)] = avx512::panel_q5_K;
+    t.panel[static_cast<size_t>(Type::Q6_K)] = avx512::panel_q6_K;
     return t;
   }();
   return table;

@@ -1,0 +1,109 @@
+// The AVX-512 panel decoder driver (a PanelDecodeFn): 256 values of each of 16 weight rows at a time, decoded in
+// registers by the format's own AVX-512 decoding (the one its gemv kernel uses), then turned into the panel layout
+// by 16 x 16 transposes of 32-bit words, which leave word i of every row, values 4i..4i+3, in one register: a chunk.
+// A format supplies:
+//
+//   struct Format {
+//     static constexpr int kBlockValues;  // 32 or 256: a row may end inside a run of 256 values
+//     static constexpr int kRunBytes;     // the bytes of 256 values
+//     // 256 values from p: the integers q in value order, the scale and the offset of each 16 values
+//     // (value = scale * q - offset, exactly ggml's).
+//     static void decode(const uint8_t* p, __m512i (&q)[4], __m512& scales, __m512& offsets);
+//   };
+#pragma once
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#include "kernels/kernels.hpp"
+#include "kernels/tile.hpp"
+
+namespace ggufmm::kernels::avx512 {
+namespace {
+
+// r[i] becomes word i of every r[l], in order of l. (Zero-masked forms throughout: GCC 12's unmasked ones start
+// from self-initialized "undefined" registers, which -Werror=uninitialized rejects.)
+inline void transpose_words(__m512i (&r)[16]) {
+  __m512i u[16];
+  for (int q = 0; q < 16; q += 4) {
+    const __m512i t0 = _mm512_maskz_unpacklo_epi32(0xffff, r[q], r[q + 1]);
+    const __m512i t1 = _mm512_maskz_unpackhi_epi32(0xffff, r[q], r[q + 1]);
+    const __m512i t2 = _mm512_maskz_unpacklo_epi32(0xffff, r[q + 2], r[q + 3]);
+    const __m512i t3 = _mm512_maskz_unpackhi_epi32(0xffff, r[q + 2], r[q + 3]);
+    // u[q + j], 128-bit lane L: word 4L + j of rows q..q+3.
+    u[q] = _mm512_maskz_unpacklo_epi64(0xff, t0, t2);
+    u[q + 1] = _mm512_maskz_unpackhi_epi64(0xff, t0, t2);
+    u[q + 2] = _mm512_maskz_unpacklo_epi64(0xff, t1, t3);
+    u[q + 3] = _mm512_maskz_unpackhi_epi64(0xff, t1, t3);
+  }
+  for (int j = 0; j < 4; ++j) {
+    // Lanes 0 and 2 (even), 1 and 3 (odd) of u[j], u[4 + j], then of u[8 + j], u[12 + j].
+    const __m512i even_lo = _mm512_maskz_shuffle_i32x4(0xffff, u[j], u[4 + j], 0x88);
+    const __m512i even_hi = _mm512_maskz_shuffle_i32x4(0xffff, u[8 + j], u[12 + j], 0x88);
+    const __m512i odd_lo = _mm512_maskz_shuffle_i32x4(0xffff, u[j], u[4 + j], 0xdd);
+    const __m512i odd_hi = _mm512_maskz_shuffle_i32x4(0xffff, u[8 + j], u[12 + j], 0xdd);
+    r[j] = _mm512_maskz_shuffle_i32x4(0xffff, even_lo, even_hi, 0x88);       // lane 0 of all four
+    r[8 + j] = _mm512_maskz_shuffle_i32x4(0xffff, even_lo, even_hi, 0xdd);   // lane 2
+    r[4 + j] = _mm512_maskz_shuffle_i32x4(0xffff, odd_lo, odd_hi, 0x88);     // lane 1
+    r[12 + j] = _mm512_maskz_shuffle_i32x4(0xffff, odd_lo, odd_hi, 0xdd);    // lane 3
+  }
+}
+
+// Stores `count` (<= 16) of 16 rows of 64 bytes, laid out [16][16] words, transposed to [count][16] words, each
+// word xor `flip`.
+inline void store_transposed(const void* rows, int count, __m512i flip, void* out) {
+  __m512i r[16];
+  for (int l = 0; l < 16; ++l) r[l] = _mm512_load_si512(static_cast<const uint8_t*>(rows) + 64 * l);
+  transpose_words(r);
+  for (int i = 0; i < count; ++i) _mm512_storeu_si512(static_cast<uint8_t*>(out) + 64 * i, _mm512_xor_si512(r[i], flip));
+}
+
+template <class F>
+void panel_rows(const uint8_t* w, size_t row_bytes, int rows, int64_t k, uint8_t* codes, float* scales,
+                float* offsets) {
+  constexpr int kRun = 256;
+  constexpr int kBlockBytes = F::kRunBytes / (kRun / F::kBlockValues);
+  // One run of every row, by 64-value chunk; the rows past `rows` stay zero.
+  alignas(64) int8_t q[4][kPanelRows][64];
+  alignas(64) float sc[kPanelRows][kRun / 16];
+  alignas(64) float off[kPanelRows][kRun / 16];
+  for (int l = rows; l < kPanelRows; ++l) {
+    for (auto& chunk : q) std::memset(chunk[l], 0, sizeof chunk[l]);
+    std::memset(sc[l], 0, sizeof sc[l]);
+    std::memset(off[l], 0, sizeof off[l]);
+  }
+  const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));  // q + 128: the panel's unsigned codes
+  for (int64_t i0 = 0; i0 < k; i0 += kRun) {
+    const int values = static_cast<int>(std::min<int64_t>(kRun, k - i0));
+    const size_t at = static_cast<size_t>(i0 / F::kBlockValues) * kBlockBytes;
+    for (int l = 0; l < rows; ++l) {
+      const uint8_t* p = w + l * row_bytes + at;
+      // A row's last run may hold fewer blocks: decoded from a zero-padded copy (zero blocks, zero scales).
+      alignas(64) uint8_t padded[F::kRunBytes];
+      if (values < kRun) {
+        std::memset(padded, 0, sizeof padded);
+        std::memcpy(padded, p, static_cast<size_t>(values / F::kBlockValues) * kBlockBytes);
+        p = padded;
+      }
+      __m512i v[4];
+      __m512 s, o;
+      F::decode(p, v, s, o);
+      for (int c = 0; c < 4; ++c) _mm512_store_si512(q[c][l], v[c]);
+      _mm512_store_ps(sc[l], s);
+      _mm512_store_ps(off[l], o);
+    }
+    for (int c = 0; c < values / 64 + (values % 64 != 0); ++c) {
+      store_transposed(q[c], std::min(16, (values - 64 * c) / 4), flip, codes + (i0 + 64 * c) / 4 * 64);
+    }
+    const int subs = values / 16;
+    store_transposed(sc, subs, _mm512_setzero_si512(), scales + i0);
+    store_transposed(off, subs, _mm512_setzero_si512(), offsets + i0);
+  }
+}
+
+}  // namespace
+}  // namespace ggufmm::kernels::avx512
