@@ -275,6 +275,37 @@ struct Grid8Step {
   }
 };
 
+// A block of a signed codebook format as a panel run (panel_rows.hpp): the grid magnitudes with their signs, and
+// per 16 values the float unit times the odd integer scale: d * (s + 1/2) / 4 and the like, as ggml rounds them
+// (the power-of-two factors are exact).
+template <class Codes>
+struct Grid8Panel {
+  static_assert(Codes::kForm == Grid8Form::Signed);
+  static constexpr int kBlockValues = 256;
+  static constexpr int kRunBytes = sizeof(typename Codes::Block);
+  static constexpr bool kOffsets = false;
+  static void decode(const uint8_t* p, __m512i (&q)[4], __m512& scales, __m512& offsets) {
+    const auto& block = *reinterpret_cast<const typename Codes::Block*>(p);
+    const auto run = [&](const Codes& c) {
+      for_chunks<4>([&]<int C>() {
+        const __m512i w = c.template weights<C>();
+        q[C] = _mm512_mask_sub_epi8(w, c.template negative<C>(), _mm512_setzero_si512(), w);
+      });
+      // Per-group scales (kScaleValues 32) serve both halves of their group.
+      const __m512i odd = Codes::kScaleValues == 16 ? c.scales() : _mm512_permutexvar_epi32(
+          _mm512_set_epi32(7, 7, 6, 6, 5, 5, 4, 4, 3, 3, 2, 2, 1, 1, 0, 0), c.scales());
+      scales = _mm512_mul_ps(_mm512_broadcastss_ps(_mm256_castps256_ps128(c.unit())), _mm512_cvtepi32_ps(odd));
+    };
+    if constexpr (requires { typename Codes::Scratch; }) {
+      typename Codes::Scratch scratch;
+      run(Codes(block, scratch));
+    } else {
+      run(Codes(block));
+    }
+    offsets = _mm512_setzero_ps();
+  }
+};
+
 }  // namespace
 }  // namespace ggufmm::kernels::avx512
 
@@ -569,6 +600,7 @@ template <class F>
 struct KPanel {
   static constexpr int kBlockValues = 256;
   static constexpr int kRunBytes = sizeof(typename F::Block);
+  static constexpr bool kOffsets = F::kMins;
   static void decode(const uint8_t* p, __m512i (&q)[4], __m512& scales, __m512& offsets) {
     const KDecoded kd = F::decode(*reinterpret_cast<const typename F::Block*>(p));
     for (int c = 0; c < 4; ++c) q[c] = _mm512_sub_epi8(kd.w[c], _mm512_set1_epi8(F::kCentre));

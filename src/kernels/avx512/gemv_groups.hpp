@@ -397,6 +397,7 @@ struct GroupPanel {
                 F::kBias[0] == F::kBias[3]);
   static constexpr int kBlockValues = F::kBlockValues;
   static constexpr int kRunBytes = 2 * F::kUnitBytes;
+  static constexpr bool kOffsets = F::kHasMin;
   static void decode(const uint8_t* p, __m512i (&q)[4], __m512& scales, __m512& offsets) {
     // Value order: group g's first half (lane g of lo), then its second (lane g of hi), for g = 0, 1 and 2, 3.
     const __m512i first = _mm512_set_epi64(11, 10, 3, 2, 9, 8, 1, 0);

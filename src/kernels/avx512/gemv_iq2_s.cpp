@@ -44,5 +44,6 @@ struct IQ2S {
 }  // namespace
 
 const GemvFn gemv_iq2_s = gemv<Grid8Step<IQ2S>>;
+const PanelDecodeFn panel_iq2_s = panel_rows<Grid8Panel<IQ2S>>;
 
 }  // namespace ggufmm::kernels::avx512

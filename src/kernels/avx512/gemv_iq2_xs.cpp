@@ -44,5 +44,6 @@ struct IQ2XS {
 }  // namespace
 
 const GemvFn gemv_iq2_xs = gemv<Grid8Step<IQ2XS>>;
+const PanelDecodeFn panel_iq2_xs = panel_rows<Grid8Panel<IQ2XS>>;
 
 }  // namespace ggufmm::kernels::avx512

@@ -61,5 +61,6 @@ struct IQ2XXS {
 }  // namespace
 
 const GemvFn gemv_iq2_xxs = gemv<Grid8Step<IQ2XXS>>;
+const PanelDecodeFn panel_iq2_xxs = panel_rows<Grid8Panel<IQ2XXS>>;
 
 }  // namespace ggufmm::kernels::avx512

@@ -51,5 +51,6 @@ class IQ3S {
 }  // namespace
 
 const GemvFn gemv_iq3_s = gemv<Grid8Step<IQ3S>>;
+const PanelDecodeFn panel_iq3_s = panel_rows<Grid8Panel<IQ3S>>;
 
 }  // namespace ggufmm::kernels::avx512

@@ -60,5 +60,6 @@ class IQ3XXS {
 }  // namespace
 
 const GemvFn gemv_iq3_xxs = gemv<Grid8Step<IQ3XXS>>;
+const PanelDecodeFn panel_iq3_xxs = panel_rows<Grid8Panel<IQ3XXS>>;
 
 }  // namespace ggufmm::kernels::avx512

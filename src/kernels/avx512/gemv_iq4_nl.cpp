@@ -60,5 +60,6 @@ struct IQ4NL {
 }  // namespace
 
 const GemvFn gemv_iq4_nl = gemv_nibble<IQ4NL>;
+const PanelDecodeFn panel_iq4_nl = panel_rows<NibblePanel<IQ4NL>>;
 
 }  // namespace ggufmm::kernels::avx512

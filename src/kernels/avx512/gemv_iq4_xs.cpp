@@ -37,5 +37,6 @@ struct IQ4XS {
 }  // namespace
 
 const GemvFn gemv_iq4_xs = gemv_nibble<IQ4XS>;
+const PanelDecodeFn panel_iq4_xs = panel_rows<NibblePanel<IQ4XS>>;
 
 }  // namespace ggufmm::kernels::avx512

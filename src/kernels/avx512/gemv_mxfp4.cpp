@@ -49,5 +49,6 @@ struct MXFP4 {
 }  // namespace
 
 const GemvFn gemv_mxfp4 = gemv_groups<MXFP4>;
+const PanelDecodeFn panel_mxfp4 = panel_rows<GroupPanel<MXFP4>>;
 
 }  // namespace ggufmm::kernels::avx512

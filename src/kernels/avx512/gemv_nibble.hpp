@@ -32,6 +32,7 @@
 #include <utility>
 
 #include "kernels/avx512/gemv.hpp"
+#include "kernels/avx512/panel_rows.hpp"
 #include "kernels/iq4.hpp"
 #include "kernels/kernels.hpp"
 
@@ -214,6 +215,42 @@ void gemv_nibble(const uint8_t* w, size_t row_bytes, int64_t m0, int64_t m1, con
   const NibbleActs acts(x, F::kBias);
   with_rows(x.rows, [&]<int NR>() { gemv_nibble_rows<F, NR>(w, row_bytes, m0, m1, acts, x.k, y, ldy, residual); });
 }
+
+// 256 values as a panel run (panel_rows.hpp): the levels (not biased) in value order, the group scales per 16.
+template <class F>
+struct NibblePanel {
+  static constexpr int kUnits = 256 / F::kUnitValues;
+  static constexpr int kBlockValues = kUnits == 1 ? 256 : kGroup;
+  static constexpr int kRunBytes = kUnits * F::kUnitBytes;
+  static constexpr bool kOffsets = false;
+  static void decode(const uint8_t* p, __m512i (&q)[4], __m512& scales, __m512& offsets) {
+    NibbleWeights w[2];
+    if constexpr (kUnits == 1) {
+      F::decode(p, 0, w);
+    } else {
+      for (int u = 0; u < kUnits; ++u) {
+        NibbleWeights step[1];
+        F::decode(p, u, step);
+        w[u] = step[0];
+      }
+    }
+    const __m512i levels = _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(F::kLevels)));
+    const __m512i low = _mm512_set1_epi8(0x0f);
+    // Group g of a step: values 0-15 are dwords g, 4 + g, 8 + g, 12 + g of the low nibbles, 16-31 the same of the high.
+    const __m512i groups01 = _mm512_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28, 1, 5, 9, 13, 17, 21, 25, 29);
+    const __m512i groups23 = _mm512_add_epi32(groups01, _mm512_set1_epi32(2));
+    for (int s = 0; s < 2; ++s) {
+      const __m512i lo = _mm512_shuffle_epi8(levels, _mm512_and_si512(w[s].codes, low));
+      const __m512i hi = _mm512_shuffle_epi8(levels, _mm512_and_si512(_mm512_srli_epi16(w[s].codes, 4), low));
+      q[2 * s] = _mm512_permutex2var_epi32(lo, groups01, hi);
+      q[2 * s + 1] = _mm512_permutex2var_epi32(lo, groups23, hi);
+    }
+    // Group g's scale is element g of its step: it goes to the group's two sub-blocks of 16.
+    scales = _mm512_permutex2var_ps(w[0].scale, _mm512_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3, 16, 16, 17, 17, 18, 18, 19, 19),
+                                    w[1].scale);
+    offsets = _mm512_setzero_ps();
+  }
+};
 
 }  // namespace
 }  // namespace ggufmm::kernels::avx512

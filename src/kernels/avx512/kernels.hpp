@@ -45,5 +45,13 @@ extern const PanelDecodeFn panel_q3_K;
 extern const PanelDecodeFn panel_q4_K;
 extern const PanelDecodeFn panel_q5_K;
 extern const PanelDecodeFn panel_q6_K;
+extern const PanelDecodeFn panel_iq2_xxs;
+extern const PanelDecodeFn panel_iq2_xs;
+extern const PanelDecodeFn panel_iq2_s;
+extern const PanelDecodeFn panel_iq3_xxs;
+extern const PanelDecodeFn panel_iq3_s;
+extern const PanelDecodeFn panel_iq4_nl;
+extern const PanelDecodeFn panel_iq4_xs;
+extern const PanelDecodeFn panel_mxfp4;
 
 }  // namespace ggufmm::kernels::avx512

@@ -6,6 +6,7 @@
 //   struct Format {
 //     static constexpr int kBlockValues;  // 32 or 256: a row may end inside a run of 256 values
 //     static constexpr int kRunBytes;     // the bytes of 256 values
+//     static constexpr bool kOffsets;     // false: every offset is zero
 //     // 256 values from p: the integers q in value order, the scale and the offset of each 16 values
 //     // (value = scale * q - offset, exactly ggml's).
 //     static void decode(const uint8_t* p, __m512i (&q)[4], __m512& scales, __m512& offsets);
@@ -94,14 +95,18 @@ void panel_rows(const uint8_t* w, size_t row_bytes, int rows, int64_t k, uint8_t
       F::decode(p, v, s, o);
       for (int c = 0; c < 4; ++c) _mm512_store_si512(q[c][l], v[c]);
       _mm512_store_ps(sc[l], s);
-      _mm512_store_ps(off[l], o);
+      if constexpr (F::kOffsets) _mm512_store_ps(off[l], o);
     }
     for (int c = 0; c < values / 64 + (values % 64 != 0); ++c) {
       store_transposed(q[c], std::min(16, (values - 64 * c) / 4), flip, codes + (i0 + 64 * c) / 4 * 64);
     }
     const int subs = values / 16;
     store_transposed(sc, subs, _mm512_setzero_si512(), scales + i0);
-    store_transposed(off, subs, _mm512_setzero_si512(), offsets + i0);
+    if constexpr (F::kOffsets) {
+      store_transposed(off, subs, _mm512_setzero_si512(), offsets + i0);
+    } else {
+      std::memset(offsets + i0, 0, sizeof(float) * 16 * static_cast<size_t>(subs));
+    }
   }
 }
 

@@ -42,6 +42,14 @@ const IsaKernels& avx512_kernels() {
     t.panel[static_cast<size_t>(Type::Q4_K)] = avx512::panel_q4_K;
     t.panel[static_cast<size_t>(Type::Q5_K)] = avx512::panel_q5_K;
     t.panel[static_cast<size_t>(Type::Q6_K)] = avx512::panel_q6_K;
+    t.panel[static_cast<size_t>(Type::IQ2_XXS)] = avx512::panel_iq2_xxs;
+    t.panel[static_cast<size_t>(Type::IQ2_XS)] = avx512::panel_iq2_xs;
+    t.panel[static_cast<size_t>(Type::IQ2_S)] = avx512::panel_iq2_s;
+    t.panel[static_cast<size_t>(Type::IQ3_XXS)] = avx512::panel_iq3_xxs;
+    t.panel[static_cast<size_t>(Type::IQ3_S)] = avx512::panel_iq3_s;
+    t.panel[static_cast<size_t>(Type::IQ4_NL)] = avx512::panel_iq4_nl;
+    t.panel[static_cast<size_t>(Type::IQ4_XS)] = avx512::panel_iq4_xs;
+    t.panel[static_cast<size_t>(Type::MXFP4)] = avx512::panel_mxfp4;
     return t;
   }();
   return table;
