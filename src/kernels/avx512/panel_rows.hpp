@@ -63,6 +63,16 @@ inline void store_transposed(const void* rows, int count, __m512i flip, void* ou
   for (int i = 0; i < count; ++i) _mm512_storeu_si512(static_cast<uint8_t*>(out) + 64 * i, _mm512_xor_si512(r[i], flip));
 }
 
+// Sixteen rows stream at once, too many for the hardware prefetcher: each row asks for its run after next
+// (measured at 8 activation rows: 2 runs ahead gains 8 to 10 % and beats 1, 4 and 8 runs, and gemv's 4 KB, which
+// over 16 rows overflows L1). The address is formed as an integer: it may lie past the end of the weight, and a
+// prefetch never faults.
+template <int kRunBytes>
+inline void prefetch_run(const uint8_t* run) {
+  const uintptr_t ahead = reinterpret_cast<uintptr_t>(run) + 2 * kRunBytes;
+  for (int b = 0; b < kRunBytes; b += 64) _mm_prefetch(reinterpret_cast<const char*>(ahead + b), _MM_HINT_T0);
+}
+
 template <class F>
 void panel_rows(const uint8_t* w, size_t row_bytes, int rows, int64_t k, uint8_t* codes, float* scales,
                 float* offsets) {
@@ -83,6 +93,7 @@ void panel_rows(const uint8_t* w, size_t row_bytes, int rows, int64_t k, uint8_t
     const size_t at = static_cast<size_t>(i0 / F::kBlockValues) * kBlockBytes;
     for (int l = 0; l < rows; ++l) {
       const uint8_t* p = w + l * row_bytes + at;
+      prefetch_run<F::kRunBytes>(p);
       // A row's last run may hold fewer blocks: decoded from a zero-padded copy (zero blocks, zero scales).
       alignas(64) uint8_t padded[F::kRunBytes];
       if (values < kRun) {
