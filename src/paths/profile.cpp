@@ -19,20 +19,21 @@ namespace {
 constexpr int kProfileVersion = 1;
 
 // Without a profile: the crossovers `ggufmm calibrate` measured on the development machine (Zen 5, AVX-512 VNNI,
-// 2 threads), rows from which tiled beats gemv for weights of up to 2^23 values and for larger ones. The panels
-// are decoded by the portable decoders, once per call, so tiled needs 16 to 128 rows to repay that decoding
-// against gemv's SIMD decoders; formats not listed (the floats) have no tiled form.
+// 2 threads), rows from which tiled beats gemv for weights of up to 2^23 values and for larger ones. Panels are
+// decoded once per call, by the level's SIMD panel decoders where the format has one (tiled wins from 8 to 16
+// rows), else by the portable decoders (IQ1 and the ternary formats: 24 to 128 rows); formats not listed (the
+// floats) have no tiled form. Other machines, and AVX2 ones above all, should run calibrate.
 struct BuiltIn {
   Type type;
   int64_t small, large;
 };
 constexpr BuiltIn kBuiltIn[] = {
-    {Type::Q4_0, 48, 48},     {Type::Q4_1, 16, 16},    {Type::Q5_0, 64, 48},    {Type::Q5_1, 24, 24},
-    {Type::Q8_0, 24, 24},     {Type::Q2_K, 32, 24},    {Type::Q3_K, 48, 32},    {Type::Q4_K, 24, 24},
-    {Type::Q5_K, 32, 24},     {Type::Q6_K, 32, 24},    {Type::IQ2_XXS, 24, 24}, {Type::IQ2_XS, 32, 24},
-    {Type::IQ2_S, 32, 24},    {Type::IQ3_XXS, 24, 24}, {Type::IQ3_S, 32, 32},   {Type::IQ1_S, 24, 16},
-    {Type::IQ1_M, 24, 24},    {Type::IQ4_NL, 64, 64},  {Type::IQ4_XS, 64, 64},  {Type::TQ1_0, 128, 128},
-    {Type::TQ2_0, 48, 48},    {Type::MXFP4, 64, 64}};
+    {Type::Q4_0, 16, 16},    {Type::Q4_1, 8, 8},     {Type::Q5_0, 16, 16},   {Type::Q5_1, 8, 8},
+    {Type::Q8_0, 16, 12},    {Type::Q2_K, 8, 8},     {Type::Q3_K, 8, 8},     {Type::Q4_K, 8, 8},
+    {Type::Q5_K, 8, 8},      {Type::Q6_K, 8, 8},     {Type::IQ2_XXS, 8, 8},  {Type::IQ2_XS, 8, 8},
+    {Type::IQ2_S, 8, 8},     {Type::IQ3_XXS, 8, 8},  {Type::IQ3_S, 8, 8},    {Type::IQ1_S, 24, 24},
+    {Type::IQ1_M, 24, 24},   {Type::IQ4_NL, 16, 16}, {Type::IQ4_XS, 16, 16}, {Type::TQ1_0, 128, 128},
+    {Type::TQ2_0, 48, 48},   {Type::MXFP4, 16, 16}};
 
 [[noreturn]] void bad_profile(const std::string& path, const std::string& what) {
   throw Error(Error::Kind::BadInput, fmt::format("path profile {}: {}", path, what));
