@@ -38,33 +38,57 @@ std::vector<float> run_tiled(Isa isa, const Weight& w, const float* x, int64_t r
 
 class TiledGolden : public ::testing::TestWithParam<std::string> {};
 
-// Every panel of the golden weight, packed at every level and read back as scale * (code - 128) - offset, is
-// ggml's dequantization.
+// Panels of w at `isa`, read back as scale * (code - 128) - offset, whose values differ in bits from `want`
+// (row-major, want_k values a row, of which the first w.k are w's).
+size_t panel_mismatches(const Weight& w, const std::vector<float>& want, int64_t want_k, Isa isa) {
+  const format::Format& f = *format::find(w.type);
+  paths::PanelBuffer buffer;
+  size_t mismatches = 0;
+  for (int64_t o0 = 0; o0 < w.m; o0 += kernels::kPanelRows) {
+    const int rows = static_cast<int>(std::min<int64_t>(kernels::kPanelRows, w.m - o0));
+    const kernels::Panel& p = buffer.pack(buffer.decode(f, w, o0, rows, isa));
+    for (int l = 0; l < kernels::kPanelRows; ++l) {
+      for (int64_t i = 0; i < w.k; ++i) {
+        const int q = p.codes[(i / 4) * 64 + l * 4 + i % 4] - 128;
+        const int64_t g = i / p.group;
+        const float offset = p.offsets ? p.offsets[g * 16 + l] : 0.0f;
+        const float v = p.scales[g * 16 + l] * static_cast<float>(q) - offset;
+        // The rows past the weight's last are zero.
+        const float expected = l < rows ? want[static_cast<size_t>((o0 + l) * want_k + i)] : 0.0f;
+        mismatches += std::memcmp(&v, &expected, sizeof v) != 0 && !(l >= rows && v == 0.0f);
+      }
+    }
+  }
+  return mismatches;
+}
+
+// Every panel of the golden weight, packed at every level, is ggml's dequantization.
 TEST_P(TiledGolden, PanelsReproduceGgmlDequantExactly) {
   GGUFMM_REQUIRE_GOLDEN(path, GetParam() + ".gguf");
   const auto file = gguf::File::open(path);
   const Weight w = file.weight("weight");
   const std::vector<float> want = file.read_f32("dequant");
-  const format::Format& f = *format::find(w.type);
-  paths::PanelBuffer buffer;
-  for (const Isa isa : runtime::supported_isas()) {
-    size_t mismatches = 0;
-    for (int64_t o0 = 0; o0 < w.m; o0 += kernels::kPanelRows) {
-      const int rows = static_cast<int>(std::min<int64_t>(kernels::kPanelRows, w.m - o0));
-      const kernels::Panel& p = buffer.pack(buffer.decode(f, w, o0, rows, isa));
-      for (int l = 0; l < rows; ++l) {
-        for (int64_t i = 0; i < w.k; ++i) {
-          const int q = p.codes[(i / 4) * 64 + l * 4 + i % 4] - 128;
-          const int64_t g = i / p.group;
-          const float offset = p.offsets ? p.offsets[g * 16 + l] : 0.0f;
-          const float v = p.scales[g * 16 + l] * static_cast<float>(q) - offset;
-          const float expected = want[static_cast<size_t>((o0 + l) * w.k + i)];
-          mismatches += std::memcmp(&v, &expected, sizeof v) != 0;
-        }
-      }
-    }
-    EXPECT_EQ(mismatches, 0u) << runtime::isa_name(isa);
+  for (const Isa isa : runtime::supported_isas()) EXPECT_EQ(panel_mismatches(w, want, w.k, isa), 0u) << runtime::isa_name(isa);
+}
+
+// The same where a row ends inside a run of 256 values (the 32-value formats: 736 of the golden 768 values) and
+// the last panel holds fewer than 16 rows (21 of the golden rows): the leading blocks of each row, copied.
+TEST_P(TiledGolden, PartialRunsAndPanelsReproduceGgmlDequant) {
+  GGUFMM_REQUIRE_GOLDEN(path, GetParam() + ".gguf");
+  const auto file = gguf::File::open(path);
+  const Weight full = file.weight("weight");
+  const TypeInfo& info = *type_info(full.type);
+  Weight w = full;
+  w.m = 21;
+  w.k = full.k - info.block_size;
+  const size_t row_bytes = w.row_bytes();
+  std::vector<uint8_t> data(static_cast<size_t>(w.m) * row_bytes);
+  for (int64_t o = 0; o < w.m; ++o) {
+    std::memcpy(data.data() + o * row_bytes, static_cast<const uint8_t*>(full.data) + o * full.row_bytes(), row_bytes);
   }
+  w.data = data.data();
+  const std::vector<float> want = file.read_f32("dequant");
+  for (const Isa isa : runtime::supported_isas()) EXPECT_EQ(panel_mismatches(w, want, full.k, isa), 0u) << runtime::isa_name(isa);
 }
 
 // As for gemv (gemv_test.cpp): nothing beyond the activations' rounding (within 1e-10 of their floor), 1.2
