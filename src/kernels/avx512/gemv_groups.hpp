@@ -389,30 +389,42 @@ struct Legacy32 {
   };
 };
 
-// Two units (eight blocks of 32) as a panel run (panel_rows.hpp): the levels less their bias in value order, each
-// group's scale, and its min negated as the offset (w = d * level + m is d * level - (-m), exactly).
+// A step's values in value order (for panels): group g's first half (lane g of lo), then its second (lane g of
+// hi), for g = 0, 1 in `first` and 2, 3 in `second`.
+inline void value_order(__m512i lo, __m512i hi, __m512i& first, __m512i& second) {
+  first = _mm512_permutex2var_epi64(lo, _mm512_set_epi64(11, 10, 3, 2, 9, 8, 1, 0), hi);
+  second = _mm512_permutex2var_epi64(lo, _mm512_set_epi64(15, 14, 7, 6, 13, 12, 5, 4), hi);
+}
+
+// 256 values (two units of four 32-value blocks, or one unit of two steps) as a panel run (panel_rows.hpp): the
+// levels less their bias in value order, each group's scale, and its min negated as the offset (w = d * level + m
+// is d * level - (-m), exactly). For formats whose codes are the levels plus one bias.
 template <class F>
 struct GroupPanel {
-  static_assert(F::kUnitValues == kStepValues && F::kBias[0] == F::kBias[1] && F::kBias[0] == F::kBias[2] &&
-                F::kBias[0] == F::kBias[3]);
+  static_assert(F::kBias[0] == F::kBias[1] && F::kBias[0] == F::kBias[2] && F::kBias[0] == F::kBias[3]);
+  static constexpr int kUnits = 2 * kStepValues / F::kUnitValues;
   static constexpr int kBlockValues = F::kBlockValues;
-  static constexpr int kRunBytes = 2 * F::kUnitBytes;
+  static constexpr int kRunBytes = kUnits * F::kUnitBytes;
   static constexpr bool kOffsets = F::kHasMin;
   static void decode(const uint8_t* p, __m512i (&q)[4], __m512& scales, __m512& offsets) {
-    // Value order: group g's first half (lane g of lo), then its second (lane g of hi), for g = 0, 1 and 2, 3.
-    const __m512i first = _mm512_set_epi64(11, 10, 3, 2, 9, 8, 1, 0);
-    const __m512i second = _mm512_set_epi64(15, 14, 7, 6, 13, 12, 5, 4);
+    StepWeights steps[2];
+    if constexpr (kUnits == 2) {
+      steps[0] = typename F::Unit(p).template step<0>();
+      steps[1] = typename F::Unit(p + F::kUnitBytes).template step<0>();
+    } else {
+      const typename F::Unit unit(p);
+      steps[0] = unit.template step<0>();
+      steps[1] = unit.template step<1>();
+    }
     const __m512i bias = _mm512_set1_epi8(static_cast<char>(F::kBias[0]));
     __m512 scale[2], min[2];
     for (int u = 0; u < 2; ++u) {
-      const StepWeights w = typename F::Unit(p + u * F::kUnitBytes).template step<0>();
-      const __m512i lo = _mm512_sub_epi8(w.lo, bias), hi = _mm512_sub_epi8(w.hi, bias);
-      q[2 * u] = _mm512_permutex2var_epi64(lo, first, hi);
-      q[2 * u + 1] = _mm512_permutex2var_epi64(lo, second, hi);
+      const StepWeights& w = steps[u];
+      value_order(_mm512_sub_epi8(w.lo, bias), _mm512_sub_epi8(w.hi, bias), q[2 * u], q[2 * u + 1]);
       scale[u] = w.scale;
       min[u] = w.min;
     }
-    // Group g's factors sit in lanes 4g..4g+3 of its unit: each goes to the group's two sub-blocks of 16.
+    // Group g's factors sit in lanes 4g..4g+3 of its step: each goes to the group's two sub-blocks of 16.
     const __m512i subs = _mm512_set_epi32(28, 28, 24, 24, 20, 20, 16, 16, 12, 12, 8, 8, 4, 4, 0, 0);
     scales = _mm512_permutex2var_ps(scale[0], subs, scale[1]);
     const __m512i negated = _mm512_xor_si512(_mm512_castps_si512(_mm512_permutex2var_ps(min[0], subs, min[1])),

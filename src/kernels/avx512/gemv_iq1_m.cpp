@@ -56,5 +56,6 @@ struct IQ1M {
 }  // namespace
 
 const GemvFn gemv_iq1_m = gemv<Grid8Step<IQ1M>>;
+const PanelDecodeFn panel_iq1_m = panel_rows<Grid8Panel<IQ1M>>;
 
 }  // namespace ggufmm::kernels::avx512

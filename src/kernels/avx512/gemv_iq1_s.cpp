@@ -52,5 +52,6 @@ struct IQ1S {
 }  // namespace
 
 const GemvFn gemv_iq1_s = gemv<Grid8Step<IQ1S>>;
+const PanelDecodeFn panel_iq1_s = panel_rows<Grid8Panel<IQ1S>>;
 
 }  // namespace ggufmm::kernels::avx512

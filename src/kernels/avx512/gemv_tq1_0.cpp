@@ -79,5 +79,6 @@ struct TQ1_0 {
 }  // namespace
 
 const GemvFn gemv_tq1_0 = gemv_groups<TQ1_0>;
+const PanelDecodeFn panel_tq1_0 = panel_rows<GroupPanel<TQ1_0>>;
 
 }  // namespace ggufmm::kernels::avx512

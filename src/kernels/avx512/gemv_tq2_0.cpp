@@ -39,8 +39,31 @@ struct TQ2_0 {
   };
 };
 
+// A block as a panel run (panel_rows.hpp): lane g's codes shifted down to the level + 1, and the block's scale
+// d for every 16 values (ggml's level * d).
+struct TQ2Panel {
+  static constexpr int kBlockValues = 256;
+  static constexpr int kRunBytes = sizeof(format::BlockTQ2_0);
+  static constexpr bool kOffsets = false;
+  static void decode(const uint8_t* p, __m512i (&q)[4], __m512& scales, __m512& offsets) {
+    const TQ2_0::Unit unit(p);
+    constexpr int k2 = 0x00020002, k4 = 0x00040004, k6 = 0x00060006;  // 2g in every word of lane g
+    const __m512i down = _mm512_set_epi32(k6, k6, k6, k6, k4, k4, k4, k4, k2, k2, k2, k2, 0, 0, 0, 0);
+    const auto levels = [&](__m512i codes) {
+      return _mm512_sub_epi8(_mm512_and_si512(_mm512_srlv_epi16(codes, down), _mm512_set1_epi8(3)),
+                             _mm512_set1_epi8(1));
+    };
+    const StepWeights first = unit.step<0>(), second = unit.step<1>();
+    value_order(levels(first.lo), levels(first.hi), q[0], q[1]);
+    value_order(levels(second.lo), levels(second.hi), q[2], q[3]);
+    scales = _mm512_broadcastss_ps(_mm512_castps512_ps128(unit.scale));  // lane 0's factor is 1
+    offsets = _mm512_setzero_ps();
+  }
+};
+
 }  // namespace
 
 const GemvFn gemv_tq2_0 = gemv_groups<TQ2_0>;
+const PanelDecodeFn panel_tq2_0 = panel_rows<TQ2Panel>;
 
 }  // namespace ggufmm::kernels::avx512

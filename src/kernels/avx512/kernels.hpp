@@ -50,8 +50,12 @@ extern const PanelDecodeFn panel_iq2_xs;
 extern const PanelDecodeFn panel_iq2_s;
 extern const PanelDecodeFn panel_iq3_xxs;
 extern const PanelDecodeFn panel_iq3_s;
+extern const PanelDecodeFn panel_iq1_s;
+extern const PanelDecodeFn panel_iq1_m;
 extern const PanelDecodeFn panel_iq4_nl;
 extern const PanelDecodeFn panel_iq4_xs;
+extern const PanelDecodeFn panel_tq1_0;
+extern const PanelDecodeFn panel_tq2_0;
 extern const PanelDecodeFn panel_mxfp4;
 
 }  // namespace ggufmm::kernels::avx512

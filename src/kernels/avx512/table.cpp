@@ -47,8 +47,12 @@ const IsaKernels& avx512_kernels() {
     t.panel[static_cast<size_t>(Type::IQ2_S)] = avx512::panel_iq2_s;
     t.panel[static_cast<size_t>(Type::IQ3_XXS)] = avx512::panel_iq3_xxs;
     t.panel[static_cast<size_t>(Type::IQ3_S)] = avx512::panel_iq3_s;
+    t.panel[static_cast<size_t>(Type::IQ1_S)] = avx512::panel_iq1_s;
+    t.panel[static_cast<size_t>(Type::IQ1_M)] = avx512::panel_iq1_m;
     t.panel[static_cast<size_t>(Type::IQ4_NL)] = avx512::panel_iq4_nl;
     t.panel[static_cast<size_t>(Type::IQ4_XS)] = avx512::panel_iq4_xs;
+    t.panel[static_cast<size_t>(Type::TQ1_0)] = avx512::panel_tq1_0;
+    t.panel[static_cast<size_t>(Type::TQ2_0)] = avx512::panel_tq2_0;
     t.panel[static_cast<size_t>(Type::MXFP4)] = avx512::panel_mxfp4;
     return t;
   }();
