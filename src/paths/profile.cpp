@@ -20,9 +20,9 @@ constexpr int kProfileVersion = 1;
 
 // Without a profile: the crossovers `ggufmm calibrate` measured on the development machine (Zen 5, AVX-512 VNNI,
 // 2 threads), rows from which tiled beats gemv for weights of up to 2^23 values and for larger ones. Panels are
-// decoded once per call, by the level's SIMD panel decoders where the format has one (tiled wins from 8 to 16
-// rows), else by the portable decoders (IQ1 and the ternary formats: 24 to 128 rows); formats not listed (the
-// floats) have no tiled form. Other machines, and AVX2 ones above all, should run calibrate.
+// decoded once per call, by that level's SIMD panel decoders: tiled wins from 8 rows (K-quants, IQ1 to IQ3) to
+// 16 (the 32-value formats, IQ4, the ternary formats); formats not listed (the floats) have no tiled form. Other
+// machines, and AVX2 ones above all (their panels decode through the portable decoders), should run calibrate.
 struct BuiltIn {
   Type type;
   int64_t small, large;
@@ -31,9 +31,9 @@ constexpr BuiltIn kBuiltIn[] = {
     {Type::Q4_0, 16, 16},    {Type::Q4_1, 8, 8},     {Type::Q5_0, 16, 16},   {Type::Q5_1, 8, 8},
     {Type::Q8_0, 16, 12},    {Type::Q2_K, 8, 8},     {Type::Q3_K, 8, 8},     {Type::Q4_K, 8, 8},
     {Type::Q5_K, 8, 8},      {Type::Q6_K, 8, 8},     {Type::IQ2_XXS, 8, 8},  {Type::IQ2_XS, 8, 8},
-    {Type::IQ2_S, 8, 8},     {Type::IQ3_XXS, 8, 8},  {Type::IQ3_S, 8, 8},    {Type::IQ1_S, 24, 24},
-    {Type::IQ1_M, 24, 24},   {Type::IQ4_NL, 16, 16}, {Type::IQ4_XS, 16, 16}, {Type::TQ1_0, 128, 128},
-    {Type::TQ2_0, 48, 48},   {Type::MXFP4, 16, 16}};
+    {Type::IQ2_S, 8, 8},     {Type::IQ3_XXS, 8, 8},  {Type::IQ3_S, 8, 8},    {Type::IQ1_S, 8, 8},
+    {Type::IQ1_M, 8, 8},     {Type::IQ4_NL, 16, 16}, {Type::IQ4_XS, 16, 16}, {Type::TQ1_0, 12, 12},
+    {Type::TQ2_0, 16, 16},   {Type::MXFP4, 16, 16}};
 
 [[noreturn]] void bad_profile(const std::string& path, const std::string& what) {
   throw Error(Error::Kind::BadInput, fmt::format("path profile {}: {}", path, what));
