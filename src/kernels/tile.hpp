@@ -28,7 +28,7 @@ struct TileActivations {
   int64_t k = 0;
   const int8_t* q = nullptr;      // [rows][k] codes (as for gemv)
   const float* d = nullptr;       // [rows][k / 32] code scales
-  const int32_t* qsum = nullptr;  // [rows][k / S] sums of the codes: undo the +128 of the weight codes
+  const int32_t* bias = nullptr;  // [rows][k / S] -128 times the sums of the codes: undo the weight codes' +128
   const float* sum = nullptr;     // [rows][k / S] d * (sum of q): the offset term
 };
 

@@ -36,7 +36,7 @@ class ActivationBuffer {
   std::vector<int8_t> q_;
   std::vector<float> d_, sum16_, sum32_;
   std::vector<int16_t> qsum_;
-  std::vector<int32_t> qsum16_, qsum32_;
+  std::vector<int32_t> bias16_, bias32_;
 };
 
 }  // namespace ggufmm::paths

@@ -46,7 +46,7 @@ void panel_rows(const Panel& panel, int valid, const TileActivations& x, int64_t
     __m256i t[NR][2];
     for (int r = 0; r < NR; ++r) {
 #if defined(__AVXVNNI__)
-      t[r][0] = t[r][1] = _mm256_set1_epi32(-128 * x.qsum[(r0 + r) * groups + g]);
+      t[r][0] = t[r][1] = _mm256_set1_epi32(x.bias[(r0 + r) * groups + g]);
 #else
       t[r][0] = t[r][1] = _mm256_setzero_si256();
 #endif

@@ -30,7 +30,7 @@ void tile_rows(const Panel* panels, int valid, const TileActivations& x, int64_t
   for (int64_t g = 0; g < groups; ++g) {
     __m512i t[NR][P];
     for (int r = 0; r < NR; ++r) {
-      const __m512i bias = _mm512_set1_epi32(-128 * x.qsum[(r0 + r) * groups + g]);
+      const __m512i bias = _mm512_set1_epi32(x.bias[(r0 + r) * groups + g]);
       for (int p = 0; p < P; ++p) t[r][p] = bias;
     }
     for (int c = 0; c < S / 4; ++c) {

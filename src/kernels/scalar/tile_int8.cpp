@@ -18,7 +18,7 @@ void tile(const Panel* panels, int panel_count, int valid, const TileActivations
       for (int64_t r = r0; r < r0 + nr; ++r) {
         float acc = 0.0f;
         for (int64_t g = 0; g < groups; ++g) {
-          int32_t t = -128 * x.qsum[r * groups + g];
+          int32_t t = x.bias[r * groups + g];
           for (int i = 0; i < S; ++i) {
             const int64_t at = g * S + i;
             t += panel.codes[(at / 4) * 64 + l * 4 + at % 4] * x.q[r * x.k + at];
