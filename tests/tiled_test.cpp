@@ -62,13 +62,24 @@ size_t panel_mismatches(const Weight& w, const std::vector<float>& want, int64_t
   return mismatches;
 }
 
-// Every panel of the golden weight, packed at every level, is ggml's dequantization.
+// Every panel of the golden weight, packed at every level, is ggml's dequantization, and every level finds the
+// panels' shape (grouping, offsets) that the portable decoders do.
 TEST_P(TiledGolden, PanelsReproduceGgmlDequantExactly) {
   GGUFMM_REQUIRE_GOLDEN(path, GetParam() + ".gguf");
   const auto file = gguf::File::open(path);
   const Weight w = file.weight("weight");
   const std::vector<float> want = file.read_f32("dequant");
-  for (const Isa isa : runtime::supported_isas()) EXPECT_EQ(panel_mismatches(w, want, w.k, isa), 0u) << runtime::isa_name(isa);
+  const format::Format& f = *format::find(w.type);
+  paths::PanelBuffer buffer;
+  for (const Isa isa : runtime::supported_isas()) {
+    EXPECT_EQ(panel_mismatches(w, want, w.k, isa), 0u) << runtime::isa_name(isa);
+    for (int64_t o0 = 0; o0 < w.m; o0 += kernels::kPanelRows) {
+      const paths::PanelShape got = buffer.decode(f, w, o0, kernels::kPanelRows, isa);
+      const paths::PanelShape portable = buffer.decode(f, w, o0, kernels::kPanelRows, Isa::Scalar);
+      EXPECT_EQ(got.pairs, portable.pairs) << runtime::isa_name(isa) << " rows from " << o0;
+      EXPECT_EQ(got.asymmetric, portable.asymmetric) << runtime::isa_name(isa) << " rows from " << o0;
+    }
+  }
 }
 
 // The same where a row ends inside a run of 256 values (the 32-value formats: 736 of the golden 768 values) and

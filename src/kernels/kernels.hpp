@@ -35,11 +35,21 @@ struct Activations {
 using GemvFn = void (*)(const uint8_t* w, size_t row_bytes, int64_t m0, int64_t m1, const Activations& x, float* y,
                         int64_t ldy, const float* residual);
 
+// How a panel's 16-value scales can be grouped (by 32 where every pair agrees, offsets too, bit for bit) and
+// whether any offset is set (not +-0).
+struct PanelShape {
+  bool pairs = true;
+  bool asymmetric = false;
+  PanelShape operator&(const PanelShape& o) const { return {pairs && o.pairs, asymmetric || o.asymmetric}; }
+  int group() const { return pairs ? 32 : 16; }
+};
+
 // Decodes weight rows [0, rows) (rows <= 16; the panel's other rows are zero) of k values, row 0 at w, into a tile
 // panel's form (kernels/tile.hpp): codes [k / 4][16][4], and the scale and offset of every 16 values of each row,
-// [k / 16][16]. Exact: code - 128 times the scale, less the offset, is ggml's dequantized value.
-using PanelDecodeFn = void (*)(const uint8_t* w, size_t row_bytes, int rows, int64_t k, uint8_t* codes, float* scales,
-                               float* offsets);
+// [k / 16][16]. Exact: code - 128 times the scale, less the offset, is ggml's dequantized value. Returns the
+// panel's shape.
+using PanelDecodeFn = PanelShape (*)(const uint8_t* w, size_t row_bytes, int rows, int64_t k, uint8_t* codes,
+                                     float* scales, float* offsets);
 
 // Quantizes `rows` rows of k values (k a multiple of 32) into the integer fields of Activations.
 using QuantizeActFn = void (*)(const float* x, int rows, int64_t k, int8_t* q, float* d, int16_t* qsum, float* sum);

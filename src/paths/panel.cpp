@@ -15,10 +15,9 @@ PanelShape PanelBuffer::decode(const format::Format& f, const Weight& w, int64_t
   const size_t row_bytes = w.row_bytes();
   const auto* first = static_cast<const uint8_t*>(w.data) + static_cast<size_t>(o0) * row_bytes;
   if (const kernels::PanelDecodeFn level = kernels::find_panel_decode(isa, w.type)) {
-    level(first, row_bytes, rows, k_, codes_.data(), sub_scales_.data(), sub_offsets_.data());
-  } else {
-    decode_blocks(f, first, row_bytes, rows, kernels::find_pack(isa));
+    return level(first, row_bytes, rows, k_, codes_.data(), sub_scales_.data(), sub_offsets_.data());
   }
+  decode_blocks(f, first, row_bytes, rows, kernels::find_pack(isa));
   return measure_shape();
 }
 

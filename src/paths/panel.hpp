@@ -9,13 +9,7 @@
 
 namespace ggufmm::paths {
 
-// How a panel's 16-value scales can be grouped (by 32 where every pair agrees) and whether any offset is set.
-struct PanelShape {
-  bool pairs = true;
-  bool asymmetric = false;
-  PanelShape operator&(const PanelShape& o) const { return {pairs && o.pairs, asymmetric || o.asymmetric}; }
-  int group() const { return pairs ? 32 : 16; }
-};
+using kernels::PanelShape;
 
 // A thread's decoded panel: storage plus the Panel view the kernels read.
 class PanelBuffer {

@@ -275,15 +275,15 @@ struct Grid8Step {
   }
 };
 
-// A codebook block as a panel run (panel_rows.hpp). The integers: signed magnitudes, or the codes less their
-// offset (RunOffset), or the codes as they are (GroupOffset, whose offset goes to the float offsets). Per 16
-// values the float unit times the odd integer scale: d * (s + 1/2) / 4 and the like, as ggml rounds them (the
-// power-of-two factors are exact, and so are the unit's products with the small integers here).
+// A codebook block as a panel run (panel_rows.hpp): the integers are the signed magnitudes, or the codes less
+// their offset (RunOffset); per 16 values the float unit times the odd integer scale: d * (s + 1/2) / 4 and the
+// like, as ggml rounds them (the power-of-two factors are exact).
 template <class Codes>
 struct Grid8Panel {
+  static_assert(Codes::kForm != Grid8Form::GroupOffset);
   static constexpr int kBlockValues = 256;
   static constexpr int kRunBytes = sizeof(typename Codes::Block);
-  static constexpr bool kOffsets = Codes::kForm == Grid8Form::GroupOffset;
+  static constexpr bool kOffsets = false;
   static void decode(const uint8_t* p, __m512i (&q)[4], __m512& scales, __m512& offsets) {
     const auto& block = *reinterpret_cast<const typename Codes::Block*>(p);
     const auto run = [&](const Codes& c) {
@@ -291,24 +291,14 @@ struct Grid8Panel {
         const __m512i w = c.template weights<C>();
         if constexpr (Codes::kForm == Grid8Form::Signed) {
           q[C] = _mm512_mask_sub_epi8(w, c.template negative<C>(), _mm512_setzero_si512(), w);
-        } else if constexpr (Codes::kForm == Grid8Form::RunOffset) {
-          q[C] = _mm512_sub_epi8(w, _mm512_set1_epi8(Codes::kOffset));
         } else {
-          q[C] = w;
+          q[C] = _mm512_sub_epi8(w, _mm512_set1_epi8(Codes::kOffset));
         }
       });
-      // Per-group factors (kScaleValues 32) serve both halves of their group.
-      const __m512i pairs = _mm512_set_epi32(7, 7, 6, 6, 5, 5, 4, 4, 3, 3, 2, 2, 1, 1, 0, 0);
-      const __m512i odd = Codes::kScaleValues == 16 ? c.scales() : _mm512_permutexvar_epi32(pairs, c.scales());
-      const __m512 unit = _mm512_broadcastss_ps(_mm256_castps256_ps128(c.unit()));
-      scales = _mm512_mul_ps(unit, _mm512_cvtepi32_ps(odd));
-      offsets = _mm512_setzero_ps();
-      if constexpr (kOffsets) {
-        // value = unit * (odd * code + offsets()): the offset is -unit * offsets().
-        const __m512 dropped = _mm512_mul_ps(unit, _mm512_permutexvar_ps(pairs, _mm512_castps256_ps512(c.offsets())));
-        offsets = _mm512_castsi512_ps(
-            _mm512_xor_si512(_mm512_castps_si512(dropped), _mm512_set1_epi32(static_cast<int>(0x80000000u))));
-      }
+      // Per-group scales (kScaleValues 32) serve both halves of their group.
+      const __m512i odd = Codes::kScaleValues == 16 ? c.scales() : _mm512_permutexvar_epi32(
+          _mm512_set_epi32(7, 7, 6, 6, 5, 5, 4, 4, 3, 3, 2, 2, 1, 1, 0, 0), c.scales());
+      scales = _mm512_mul_ps(_mm512_broadcastss_ps(_mm256_castps256_ps128(c.unit())), _mm512_cvtepi32_ps(odd));
     };
     if constexpr (requires { typename Codes::Scratch; }) {
       typename Codes::Scratch scratch;
@@ -316,6 +306,7 @@ struct Grid8Panel {
     } else {
       run(Codes(block));
     }
+    offsets = _mm512_setzero_ps();
   }
 };
 

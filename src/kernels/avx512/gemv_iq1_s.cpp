@@ -49,9 +49,33 @@ struct IQ1S {
   }
 };
 
+// A block as a panel run (panel_rows.hpp), symmetric, in eighths as the portable decoder has it: q = 8g + 1 where
+// the group's delta is positive, 8g - 1 where it is negative, and the scale d (2s + 1) / 8 (exact: a power of two
+// apart from ggml's d (2s + 1), whose product with g + delta it equals).
+struct IQ1SPanel {
+  static constexpr int kBlockValues = 256;
+  static constexpr int kRunBytes = sizeof(format::BlockIQ1_S);
+  static constexpr bool kOffsets = false;
+  static void decode(const uint8_t* p, __m512i (&q)[4], __m512& scales, __m512& offsets) {
+    const IQ1S c(*reinterpret_cast<const format::BlockIQ1_S*>(p));
+    for_chunks<4>([&]<int C>() {
+      // Chunk C holds groups 2C (bytes 0-31) and 2C + 1; bit 15 of a group's word is its delta's sign.
+      const __mmask64 negative = (c.b.qh[2 * C] >> 15 ? 0xffffffffull : 0) |
+                                 (c.b.qh[2 * C + 1] >> 15 ? 0xffffffff00000000ull : 0);
+      const __m512i eight_u = _mm512_slli_epi16(c.weights<C>(), 3);  // 8(g + 1), at most 16: no carry
+      q[C] = _mm512_add_epi8(eight_u, _mm512_mask_blend_epi8(negative, _mm512_set1_epi8(-7), _mm512_set1_epi8(-9)));
+    });
+    const __m512i odd = _mm512_permutexvar_epi32(_mm512_set_epi32(7, 7, 6, 6, 5, 5, 4, 4, 3, 3, 2, 2, 1, 1, 0, 0),
+                                                 c.scales());
+    const __m512 eighth = _mm512_mul_ps(_mm512_broadcastss_ps(_mm256_castps256_ps128(c.unit())), _mm512_set1_ps(0.125f));
+    scales = _mm512_mul_ps(eighth, _mm512_cvtepi32_ps(odd));
+    offsets = _mm512_setzero_ps();
+  }
+};
+
 }  // namespace
 
 const GemvFn gemv_iq1_s = gemv<Grid8Step<IQ1S>>;
-const PanelDecodeFn panel_iq1_s = panel_rows<Grid8Panel<IQ1S>>;
+const PanelDecodeFn panel_iq1_s = panel_rows<IQ1SPanel>;
 
 }  // namespace ggufmm::kernels::avx512

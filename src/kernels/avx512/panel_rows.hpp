@@ -74,8 +74,8 @@ inline void prefetch_run(const uint8_t* run) {
 }
 
 template <class F>
-void panel_rows(const uint8_t* w, size_t row_bytes, int rows, int64_t k, uint8_t* codes, float* scales,
-                float* offsets) {
+PanelShape panel_rows(const uint8_t* w, size_t row_bytes, int rows, int64_t k, uint8_t* codes, float* scales,
+                      float* offsets) {
   constexpr int kRun = 256;
   constexpr int kBlockBytes = F::kRunBytes / (kRun / F::kBlockValues);
   // One run of every row, by 64-value chunk; the rows past `rows` stay zero.
@@ -88,6 +88,9 @@ void panel_rows(const uint8_t* w, size_t row_bytes, int rows, int64_t k, uint8_t
     std::memset(off[l], 0, sizeof off[l]);
   }
   const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));  // q + 128: the panel's unsigned codes
+  // The shape, from the bits of each row's scales and offsets: a pair differs where a sub-block's bits differ
+  // from its neighbour's (the padded rows and blocks are zero: they agree, with no offset).
+  __m512i split = _mm512_setzero_si512(), offset = _mm512_setzero_si512();
   for (int64_t i0 = 0; i0 < k; i0 += kRun) {
     const int values = static_cast<int>(std::min<int64_t>(kRun, k - i0));
     const size_t at = static_cast<size_t>(i0 / F::kBlockValues) * kBlockBytes;
@@ -106,7 +109,14 @@ void panel_rows(const uint8_t* w, size_t row_bytes, int rows, int64_t k, uint8_t
       F::decode(p, v, s, o);
       for (int c = 0; c < 4; ++c) _mm512_store_si512(q[c][l], v[c]);
       _mm512_store_ps(sc[l], s);
-      if constexpr (F::kOffsets) _mm512_store_ps(off[l], o);
+      const __m512i bits = _mm512_castps_si512(s);
+      split = _mm512_ternarylogic_epi32(split, bits, _mm512_maskz_shuffle_epi32(0xffff, bits, _MM_PERM_CDAB), 0xf6);
+      if constexpr (F::kOffsets) {
+        _mm512_store_ps(off[l], o);
+        const __m512i obits = _mm512_castps_si512(o);
+        split = _mm512_ternarylogic_epi32(split, obits, _mm512_maskz_shuffle_epi32(0xffff, obits, _MM_PERM_CDAB), 0xf6);
+        offset = _mm512_or_si512(offset, obits);
+      }
     }
     for (int c = 0; c < values / 64 + (values % 64 != 0); ++c) {
       store_transposed(q[c], std::min(16, (values - 64 * c) / 4), flip, codes + (i0 + 64 * c) / 4 * 64);
@@ -119,6 +129,9 @@ void panel_rows(const uint8_t* w, size_t row_bytes, int rows, int64_t k, uint8_t
       std::memset(offsets + i0, 0, sizeof(float) * 16 * static_cast<size_t>(subs));
     }
   }
+  const __m512i magnitude = _mm512_set1_epi32(0x7fffffff);
+  return {.pairs = _mm512_test_epi32_mask(split, split) == 0,
+          .asymmetric = _mm512_test_epi32_mask(offset, magnitude) != 0};
 }
 
 }  // namespace
