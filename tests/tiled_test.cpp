@@ -99,7 +99,9 @@ TEST_P(TiledGolden, PartialRunsAndPanelsReproduceGgmlDequant) {
   }
   w.data = data.data();
   const std::vector<float> want = file.read_f32("dequant");
-  for (const Isa isa : runtime::supported_isas()) EXPECT_EQ(panel_mismatches(w, want, full.k, isa), 0u) << runtime::isa_name(isa);
+  for (const Isa isa : runtime::supported_isas()) {
+    EXPECT_EQ(panel_mismatches(w, want, full.k, isa), 0u) << runtime::isa_name(isa);
+  }
 }
 
 // As for gemv (gemv_test.cpp): nothing beyond the activations' rounding (within 1e-10 of their floor), 1.2

@@ -236,7 +236,8 @@ struct NibblePanel {
     }
     const __m512i levels = _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(F::kLevels)));
     const __m512i low = _mm512_set1_epi8(0x0f);
-    // Group g of a step: values 0-15 are dwords g, 4 + g, 8 + g, 12 + g of the low nibbles, 16-31 the same of the high.
+    // Group g of a step: values 0-15 are dwords g, 4 + g, 8 + g, 12 + g of the low nibbles, 16-31 the same of
+    // the high ones.
     const __m512i groups01 = _mm512_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28, 1, 5, 9, 13, 17, 21, 25, 29);
     const __m512i groups23 = _mm512_add_epi32(groups01, _mm512_set1_epi32(2));
     for (int s = 0; s < 2; ++s) {
@@ -246,8 +247,8 @@ struct NibblePanel {
       q[2 * s + 1] = _mm512_permutex2var_epi32(lo, groups23, hi);
     }
     // Group g's scale is element g of its step: it goes to the group's two sub-blocks of 16.
-    scales = _mm512_permutex2var_ps(w[0].scale, _mm512_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3, 16, 16, 17, 17, 18, 18, 19, 19),
-                                    w[1].scale);
+    const __m512i subs = _mm512_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3, 16, 16, 17, 17, 18, 18, 19, 19);
+    scales = _mm512_permutex2var_ps(w[0].scale, subs, w[1].scale);
     offsets = _mm512_setzero_ps();
   }
 };

@@ -60,7 +60,9 @@ inline void store_transposed(const void* rows, int count, __m512i flip, void* ou
   __m512i r[16];
   for (int l = 0; l < 16; ++l) r[l] = _mm512_load_si512(static_cast<const uint8_t*>(rows) + 64 * l);
   transpose_words(r);
-  for (int i = 0; i < count; ++i) _mm512_storeu_si512(static_cast<uint8_t*>(out) + 64 * i, _mm512_xor_si512(r[i], flip));
+  for (int i = 0; i < count; ++i) {
+    _mm512_storeu_si512(static_cast<uint8_t*>(out) + 64 * i, _mm512_xor_si512(r[i], flip));
+  }
 }
 
 // Sixteen rows stream at once, too many for the hardware prefetcher: each row asks for its run after next
