@@ -21,7 +21,7 @@ constexpr int kProfileVersion = 1;
 // Without a profile: the crossovers `ggufmm calibrate` measured on the development machine (Zen 5, 2 threads),
 // rows from which tiled beats gemv for weights of up to 2^23 values and for larger ones; formats not listed (the
 // floats) have no tiled form. Panels are decoded once per call: by the level's SIMD panel decoders (AVX-512:
-// tiled wins from 8 rows for the K-quants and IQ1 to IQ3, 12 to 16 for the others), else by the formats'
+// tiled wins from 8 rows for most formats, 12 for IQ4 and MXFP4, 16 for TQ2_0), else by the formats'
 // portable decoders, measured on the same machine before the SIMD ones existed (tiled from 16 to 128 rows).
 // Other machines, and AVX2 ones above all, should run calibrate.
 struct Rows {
@@ -32,14 +32,14 @@ struct BuiltIn {
   Rows simd, portable;
 };
 constexpr BuiltIn kBuiltIn[] = {
-    {Type::Q4_0, {16, 16}, {48, 48}},    {Type::Q4_1, {8, 8}, {16, 16}},     {Type::Q5_0, {16, 16}, {64, 48}},
-    {Type::Q5_1, {8, 8}, {24, 24}},      {Type::Q8_0, {16, 12}, {24, 24}},   {Type::Q2_K, {8, 8}, {32, 24}},
+    {Type::Q4_0, {12, 8}, {48, 48}},     {Type::Q4_1, {8, 8}, {16, 16}},     {Type::Q5_0, {8, 12}, {64, 48}},
+    {Type::Q5_1, {8, 8}, {24, 24}},      {Type::Q8_0, {12, 8}, {24, 24}},    {Type::Q2_K, {8, 8}, {32, 24}},
     {Type::Q3_K, {8, 8}, {48, 32}},      {Type::Q4_K, {8, 8}, {24, 24}},     {Type::Q5_K, {8, 8}, {32, 24}},
     {Type::Q6_K, {8, 8}, {32, 24}},      {Type::IQ2_XXS, {8, 8}, {24, 24}},  {Type::IQ2_XS, {8, 8}, {32, 24}},
     {Type::IQ2_S, {8, 8}, {32, 24}},     {Type::IQ3_XXS, {8, 8}, {24, 24}},  {Type::IQ3_S, {8, 8}, {32, 32}},
-    {Type::IQ1_S, {8, 8}, {24, 16}},     {Type::IQ1_M, {8, 8}, {24, 24}},    {Type::IQ4_NL, {16, 16}, {64, 64}},
-    {Type::IQ4_XS, {16, 16}, {64, 64}},  {Type::TQ1_0, {12, 12}, {128, 128}}, {Type::TQ2_0, {16, 16}, {48, 48}},
-    {Type::MXFP4, {16, 16}, {64, 64}}};
+    {Type::IQ1_S, {8, 8}, {24, 16}},     {Type::IQ1_M, {8, 8}, {24, 24}},    {Type::IQ4_NL, {12, 12}, {64, 64}},
+    {Type::IQ4_XS, {12, 12}, {64, 64}},  {Type::TQ1_0, {8, 8}, {128, 128}},  {Type::TQ2_0, {16, 16}, {48, 48}},
+    {Type::MXFP4, {12, 12}, {64, 64}}};
 
 [[noreturn]] void bad_profile(const std::string& path, const std::string& what) {
   throw Error(Error::Kind::BadInput, fmt::format("path profile {}: {}", path, what));
