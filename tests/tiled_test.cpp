@@ -62,6 +62,13 @@ size_t panel_mismatches(const Weight& w, const std::vector<float>& want, int64_t
   return mismatches;
 }
 
+// Every quantized format decodes its panels itself at the AVX-512 level, which has no packing of its own.
+TEST(TiledPanels, EveryFormatHasAnAvx512PanelDecoder) {
+  for (const std::string& name : quantized_types()) {
+    EXPECT_NE(kernels::avx512_kernels().panel[static_cast<size_t>(format::find(name)->info.type)], nullptr) << name;
+  }
+}
+
 // Every panel of the golden weight, packed at every level, is ggml's dequantization, and every level finds the
 // panels' shape (grouping, offsets) that the portable decoders do.
 TEST_P(TiledGolden, PanelsReproduceGgmlDequantExactly) {

@@ -20,32 +20,34 @@ const IsaKernels& kernels_for(runtime::Isa isa) {
 }
 
 namespace {
+
 runtime::Isa lower(runtime::Isa isa) { return static_cast<runtime::Isa>(static_cast<int>(isa) - 1); }
+
+// What `pick` finds in the table of `isa`, or of the highest lower level where it is not null.
+template <class Pick>
+auto highest(runtime::Isa isa, Pick pick) {
+  for (;; isa = lower(isa)) {
+    if (const auto fn = pick(kernels_for(isa))) return fn;
+    if (isa == runtime::Isa::Scalar) return decltype(pick(kernels_for(isa))){};
+  }
+}
+
 }  // namespace
 
 GemvFn find_gemv(runtime::Isa isa, Type type) {
   const auto slot = static_cast<size_t>(type);
   if (slot >= kTypeSlots) return nullptr;
-  for (;; isa = lower(isa)) {
-    if (const GemvFn fn = kernels_for(isa).gemv[slot]) return fn;
-    if (isa == runtime::Isa::Scalar) return nullptr;
-  }
+  return highest(isa, [slot](const IsaKernels& k) { return k.gemv[slot]; });
 }
 
 PanelDecodeFn find_panel_decode(runtime::Isa isa, Type type) {
   const auto slot = static_cast<size_t>(type);
   if (slot >= kTypeSlots) return nullptr;
-  for (;; isa = lower(isa)) {
-    if (const PanelDecodeFn fn = kernels_for(isa).panel[slot]) return fn;
-    if (isa == runtime::Isa::Scalar) return nullptr;
-  }
+  return highest(isa, [slot](const IsaKernels& k) { return k.panel[slot]; });
 }
 
 QuantizeActFn find_quantize_act(runtime::Isa isa) {
-  for (;; isa = lower(isa)) {
-    if (const QuantizeActFn fn = kernels_for(isa).quantize_act) return fn;
-    if (isa == runtime::Isa::Scalar) return nullptr;
-  }
+  return highest(isa, [](const IsaKernels& k) { return k.quantize_act; });
 }
 
 TileFn find_tile(runtime::Isa isa, int group, bool asymmetric) {
@@ -66,10 +68,9 @@ TileFn find_tile(runtime::Isa isa, int group, bool asymmetric) {
 
 PackFn find_pack(runtime::Isa isa) {
   switch (isa) {
-    case runtime::Isa::Avx512:
-      return avx512::pack_panel;
     case runtime::Isa::AvxVnni:
       return avxvnni::pack_panel;
+    case runtime::Isa::Avx512:  // every format decodes its panels itself there; any other would pack as AVX2
     case runtime::Isa::Avx2:
       return avx2::pack_panel;
     case runtime::Isa::Scalar:

@@ -55,8 +55,7 @@ extern const TileFn tile_int8[2][2];
 extern const PackFn pack_panel;
 }
 namespace avx512 {
-extern const TileFn tile_int8[2][2];
-extern const PackFn pack_panel;
+extern const TileFn tile_int8[2][2];  // (no packing: every format has an AVX-512 panel decoder)
 }
 
 // The tile kernel of a level for a panel group size and symmetry.

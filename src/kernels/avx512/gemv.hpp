@@ -275,9 +275,18 @@ struct Grid8Step {
   }
 };
 
+// The scale of each 16 values of a codebook block: its float unit times the odd integer scale, d * (s + 1/2) / 4
+// and the like, as ggml rounds them (the power-of-two factors are exact); per-group scales (kScaleValues 32) serve
+// both halves of their group.
+template <class Codes>
+inline __m512 grid8_sub_scales(const Codes& c) {
+  const __m512i odd = Codes::kScaleValues == 16 ? c.scales() : _mm512_permutexvar_epi32(
+      _mm512_set_epi32(7, 7, 6, 6, 5, 5, 4, 4, 3, 3, 2, 2, 1, 1, 0, 0), c.scales());
+  return _mm512_mul_ps(_mm512_broadcastss_ps(_mm256_castps256_ps128(c.unit())), _mm512_cvtepi32_ps(odd));
+}
+
 // A codebook block as a panel run (panel_rows.hpp): the integers are the signed magnitudes, or the codes less
-// their offset (RunOffset); per 16 values the float unit times the odd integer scale: d * (s + 1/2) / 4 and the
-// like, as ggml rounds them (the power-of-two factors are exact).
+// their offset (RunOffset); the scales of grid8_sub_scales.
 template <class Codes>
 struct Grid8Panel {
   static_assert(Codes::kForm != Grid8Form::GroupOffset);
@@ -295,10 +304,7 @@ struct Grid8Panel {
           q[C] = _mm512_sub_epi8(w, _mm512_set1_epi8(Codes::kOffset));
         }
       });
-      // Per-group scales (kScaleValues 32) serve both halves of their group.
-      const __m512i odd = Codes::kScaleValues == 16 ? c.scales() : _mm512_permutexvar_epi32(
-          _mm512_set_epi32(7, 7, 6, 6, 5, 5, 4, 4, 3, 3, 2, 2, 1, 1, 0, 0), c.scales());
-      scales = _mm512_mul_ps(_mm512_broadcastss_ps(_mm256_castps256_ps128(c.unit())), _mm512_cvtepi32_ps(odd));
+      scales = grid8_sub_scales(c);
     };
     if constexpr (requires { typename Codes::Scratch; }) {
       typename Codes::Scratch scratch;

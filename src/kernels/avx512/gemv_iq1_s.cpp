@@ -65,11 +65,7 @@ struct IQ1SPanel {
       const __m512i eight_u = _mm512_slli_epi16(c.weights<C>(), 3);  // 8(g + 1), at most 16: no carry
       q[C] = _mm512_add_epi8(eight_u, _mm512_mask_blend_epi8(negative, _mm512_set1_epi8(-7), _mm512_set1_epi8(-9)));
     });
-    const __m512i odd = _mm512_permutexvar_epi32(_mm512_set_epi32(7, 7, 6, 6, 5, 5, 4, 4, 3, 3, 2, 2, 1, 1, 0, 0),
-                                                 c.scales());
-    const __m512 unit = _mm512_broadcastss_ps(_mm256_castps256_ps128(c.unit()));
-    const __m512 eighth = _mm512_mul_ps(unit, _mm512_set1_ps(0.125f));
-    scales = _mm512_mul_ps(eighth, _mm512_cvtepi32_ps(odd));
+    scales = _mm512_mul_ps(grid8_sub_scales(c), _mm512_set1_ps(0.125f));  // exact: a power of two
     offsets = _mm512_setzero_ps();
   }
 };

@@ -89,7 +89,7 @@ PanelShape panel_rows(const uint8_t* w, size_t row_bytes, int rows, int64_t k, u
   for (int l = rows; l < kPanelRows; ++l) {
     for (auto& chunk : q) std::memset(chunk[l], 0, sizeof chunk[l]);
     std::memset(sc[l], 0, sizeof sc[l]);
-    std::memset(off[l], 0, sizeof off[l]);
+    if constexpr (F::kOffsets) std::memset(off[l], 0, sizeof off[l]);
   }
   const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));  // q + 128: the panel's unsigned codes
   // The shape, from the bits of each row's scales and offsets: a pair differs where a sub-block's bits differ
