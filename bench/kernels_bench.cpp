@@ -52,7 +52,8 @@ void run(benchmark::State& state, runtime::Isa isa, Type type, int rows) {
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * w.total_bytes()));
 }
 
-// Two panels of q8_0 (group 32, symmetric) or q4_K (group 32, asymmetric) against `rows` activation rows.
+// Two panels against `rows` activation rows: q8_0, q4_K, q6_K and q2_K take the four tile kernels (group 32 or
+// 16, symmetric or asymmetric).
 void run_tile(benchmark::State& state, runtime::Isa isa, Type type, int rows) {
   std::mt19937 rng(1);
   const TypeInfo& t = *type_info(type);
@@ -107,7 +108,7 @@ const bool registered = [] {
     }
   }
   for (const runtime::Isa isa : runtime::supported_isas()) {
-    for (const Type type : {Type::Q8_0, Type::Q4_K}) {
+    for (const Type type : {Type::Q8_0, Type::Q4_K, Type::Q6_K, Type::Q2_K}) {
       for (const int rows : {6, 64}) {
         benchmark::RegisterBenchmark(
             fmt::format("tile/{}/{}/rows:{}", runtime::isa_name(isa), type_info(type)->name, rows).c_str(),
