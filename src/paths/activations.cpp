@@ -10,8 +10,8 @@ namespace {
 bool is_float(Type t) { return t == Type::F32 || t == Type::F16 || t == Type::BF16; }
 
 // Copies `per_row` elements of each listed row of `from` into `to`, in order.
-template <typename T>
-void gather(const std::vector<T>& from, size_t per_row, std::span<const int64_t> rows, std::vector<T>& to) {
+template <typename Vector>
+void gather(const Vector& from, size_t per_row, std::span<const int64_t> rows, Vector& to) {
   to.resize(rows.size() * per_row);
   for (size_t i = 0; i < rows.size(); ++i) {
     std::copy_n(from.begin() + static_cast<ptrdiff_t>(static_cast<size_t>(rows[i]) * per_row), per_row,

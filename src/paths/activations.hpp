@@ -10,6 +10,7 @@
 
 #include "kernels/kernels.hpp"
 #include "kernels/tile.hpp"
+#include "runtime/aligned.hpp"
 
 namespace ggufmm::paths {
 
@@ -32,8 +33,9 @@ class ActivationBuffer {
   int64_t k_ = 0, rows_ = 0;
   bool quantized_ = false;
   const float* f32_ = nullptr;  // the caller's rows, or f32_copy_
-  std::vector<float> f32_copy_;
-  std::vector<int8_t> q_;
+  // The rows the kernels load 64 bytes at a time start on a cache line.
+  runtime::AlignedVector<float> f32_copy_;
+  runtime::AlignedVector<int8_t> q_;
   std::vector<float> d_, sum16_, sum32_;
   std::vector<int16_t> qsum_;
   std::vector<int32_t> bias16_, bias32_;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cstring>
 
 namespace ggufmm::paths {
 
@@ -75,11 +76,13 @@ const kernels::Panel& PanelBuffer::pack(const PanelShape& shape) {
   const int64_t groups = k_ / 32;
   scales_.resize(static_cast<size_t>(groups * kPanelRows));
   offsets_.resize(shape.asymmetric ? scales_.size() : 0);
+  // Fixed-size copies, which compile to a few moves (std::copy_n called memmove for each).
+  constexpr size_t kRowBytes = sizeof(float) * kPanelRows;
   for (int64_t g = 0; g < groups; ++g) {
-    std::copy_n(sub_scales_.begin() + 2 * g * kPanelRows, kPanelRows, scales_.begin() + g * kPanelRows);
-    if (shape.asymmetric) {
-      std::copy_n(sub_offsets_.begin() + 2 * g * kPanelRows, kPanelRows, offsets_.begin() + g * kPanelRows);
-    }
+    std::memcpy(scales_.data() + g * kPanelRows, sub_scales_.data() + 2 * g * kPanelRows, kRowBytes);
+  }
+  for (int64_t g = 0; g < groups && shape.asymmetric; ++g) {
+    std::memcpy(offsets_.data() + g * kPanelRows, sub_offsets_.data() + 2 * g * kPanelRows, kRowBytes);
   }
   panel_ = {32, codes_.data(), scales_.data(), shape.asymmetric ? offsets_.data() : nullptr};
   return panel_;

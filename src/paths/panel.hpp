@@ -6,6 +6,7 @@
 
 #include "format/registry.hpp"
 #include "kernels/tile.hpp"
+#include "runtime/aligned.hpp"
 
 namespace ggufmm::paths {
 
@@ -28,9 +29,10 @@ class PanelBuffer {
 
   int64_t k_ = 0;
   format::Int8Block decoded_[kernels::kPanelRows];  // one block of each row
-  std::vector<uint8_t> codes_;                   // [k / 4][16][4]
-  std::vector<float> sub_scales_, sub_offsets_;  // [k / 16][16]: the panel's scales for group 16
-  std::vector<float> scales_, offsets_;          // [k / 32][16]: every other one, for group 32
+  // Cache-line aligned: every 64-byte chunk the decoders store and the tile kernels load is one line.
+  runtime::AlignedVector<uint8_t> codes_;                 // [k / 4][16][4]
+  runtime::AlignedVector<float> sub_scales_, sub_offsets_;  // [k / 16][16]: the panel's scales for group 16
+  runtime::AlignedVector<float> scales_, offsets_;          // [k / 32][16]: every other one, for group 32
   kernels::Panel panel_;
 };
 
