@@ -59,6 +59,13 @@ struct TQ2Panel {
     scales = _mm512_broadcastss_ps(_mm512_castps512_ps128(unit.scale));  // lane 0's factor is 1
     offsets = _mm512_setzero_ps();
   }
+  // The panel transposes the code bytes: byte m of 32-byte strip j holds values 128j + 32f + m in bits 2f, 2f + 1.
+  static constexpr int kBits = 2;
+  static void packed(const uint8_t* p, __m512i (&bytes)[1]) {
+    bytes[0] = _mm512_loadu_si512(p + offsetof(format::BlockTQ2_0, qs));
+  }
+  static constexpr int chunk(int c, int f) { return 32 * (c / 8) + 8 * f + c % 8; }
+  static __m512i codes(__m512i fields) { return _mm512_add_epi8(fields, _mm512_set1_epi8(127)); }  // level + 128
 };
 
 }  // namespace

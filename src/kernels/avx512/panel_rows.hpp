@@ -11,6 +11,15 @@
 //     // (value = scale * q - offset, exactly ggml's).
 //     static void decode(const uint8_t* p, __m512i (&q)[4], __m512& scales, __m512& offsets);
 //   };
+//
+// A format whose codes are bit fields of its bytes may also supply those bytes; the panel then transposes them,
+// 2 or 4 times fewer words than the codes, and extracts the fields after (decode's codes go unused, and the
+// compiler drops them):
+//
+//     static constexpr int kBits;                                      // 2 or 4: 8 / kBits fields a byte
+//     static void packed(const uint8_t* p, __m512i (&bytes)[kBits / 2]);  // the run's code bytes
+//     static constexpr int chunk(int c, int s);  // the chunk (values 4x..4x+3) in field s of the bytes of dword c
+//     static __m512i codes(__m512i fields);      // fields (below 2^kBits a byte) to panel codes, q + 128
 #pragma once
 
 #include <immintrin.h>
@@ -56,15 +65,19 @@ inline void transpose_words(__m512i (&r)[16]) {
 
 // Stores `count` (<= 16) of 16 rows of 64 bytes, laid out [16][16] words, transposed to [count][16] words, each
 // word xor `flip`.
-inline void store_transposed(const void* rows, int count, __m512i flip, void* out) {
-  __m512i r[16];
+inline void load_transposed(const void* rows, __m512i (&r)[16]) {
   for (int l = 0; l < 16; ++l) r[l] = _mm512_load_si512(static_cast<const uint8_t*>(rows) + 64 * l);
   transpose_words(r);
-  // Masked stores: GCC turns a loop of plain ones (with a zero flip) into a memcpy of variable length through the
-  // stack, which measured 2 to 3 times slower than the whole decoding.
-  for (int i = 0; i < count; ++i) {
-    _mm512_mask_storeu_epi32(static_cast<uint8_t*>(out) + 64 * i, 0xffff, _mm512_xor_si512(r[i], flip));
-  }
+}
+
+// A masked store of 64 bytes: GCC turns a loop of plain ones (with a zero flip) into a memcpy of variable length
+// through the stack, which measured 2 to 3 times slower than the whole decoding.
+inline void store_chunk(void* out, __m512i v) { _mm512_mask_storeu_epi32(out, 0xffff, v); }
+
+inline void store_transposed(const void* rows, int count, __m512i flip, void* out) {
+  __m512i r[16];
+  load_transposed(rows, r);
+  for (int i = 0; i < count; ++i) store_chunk(static_cast<uint8_t*>(out) + 64 * i, _mm512_xor_si512(r[i], flip));
 }
 
 // Sixteen rows stream at once, too many for the hardware prefetcher: each row asks for its run after next
@@ -78,12 +91,19 @@ inline void prefetch_run(const uint8_t* run) {
 }
 
 template <class F>
+concept PackedFields = requires { F::kBits; };
+
+template <class F>
 PanelShape panel_rows(const uint8_t* w, size_t row_bytes, int rows, int64_t k, uint8_t* codes, float* scales,
                       float* offsets) {
   constexpr int kRun = 256;
   constexpr int kBlockBytes = F::kRunBytes / (kRun / F::kBlockValues);
-  // One run of every row, by 64-value chunk; the rows past `rows` stay zero.
-  alignas(64) int8_t q[4][kPanelRows][64];
+  // One run of every row, by 64-value chunk (or its code bytes); the rows past `rows` stay zero.
+  constexpr int kRegisters = [] {
+    if constexpr (PackedFields<F>) return F::kBits / 2;
+    return 4;
+  }();
+  alignas(64) int8_t q[kRegisters][kPanelRows][64];
   alignas(64) float sc[kPanelRows][kRun / 16];
   alignas(64) float off[kPanelRows][kRun / 16];
   for (int l = rows; l < kPanelRows; ++l) {
@@ -111,7 +131,13 @@ PanelShape panel_rows(const uint8_t* w, size_t row_bytes, int rows, int64_t k, u
       __m512i v[4];
       __m512 s, o;
       F::decode(p, v, s, o);
-      for (int c = 0; c < 4; ++c) _mm512_store_si512(q[c][l], v[c]);
+      if constexpr (PackedFields<F>) {
+        __m512i bytes[kRegisters];
+        F::packed(p, bytes);
+        for (int c = 0; c < kRegisters; ++c) _mm512_store_si512(q[c][l], bytes[c]);
+      } else {
+        for (int c = 0; c < kRegisters; ++c) _mm512_store_si512(q[c][l], v[c]);
+      }
       _mm512_store_ps(sc[l], s);
       const __m512i bits = _mm512_castps_si512(s);
       split = _mm512_ternarylogic_epi32(split, bits, _mm512_maskz_shuffle_epi32(0xffff, bits, _MM_PERM_CDAB), 0xf6);
@@ -122,16 +148,28 @@ PanelShape panel_rows(const uint8_t* w, size_t row_bytes, int rows, int64_t k, u
         offset = _mm512_or_si512(offset, obits);
       }
     }
-    for (int c = 0; c < values / 64 + (values % 64 != 0); ++c) {
-      store_transposed(q[c], std::min(16, (values - 64 * c) / 4), flip, codes + (i0 + 64 * c) / 4 * 64);
+    uint8_t* run_codes = codes + i0 / 4 * 64;
+    if constexpr (PackedFields<F>) {
+      const __m512i field = _mm512_set1_epi8((1 << F::kBits) - 1);
+      for (int h = 0; h < kRegisters; ++h) {
+        __m512i r[16];
+        load_transposed(q[h], r);
+        for (int i = 0; i < 16; ++i) {
+          for (int f = 0; f < 8 / F::kBits; ++f) {
+            const int c = F::chunk(16 * h + i, f);
+            const __m512i bits = f == 0 ? r[i] : _mm512_srli_epi16(r[i], F::kBits * f);
+            if (4 * c < values) store_chunk(run_codes + 64 * c, F::codes(_mm512_and_si512(bits, field)));
+          }
+        }
+      }
+    } else {
+      for (int c = 0; c < values / 64 + (values % 64 != 0); ++c) {
+        store_transposed(q[c], std::min(16, (values - 64 * c) / 4), flip, run_codes + 16 * 64 * c);
+      }
     }
     const int subs = values / 16;
     store_transposed(sc, subs, _mm512_setzero_si512(), scales + i0);
-    if constexpr (F::kOffsets) {
-      store_transposed(off, subs, _mm512_setzero_si512(), offsets + i0);
-    } else {
-      std::memset(offsets + i0, 0, sizeof(float) * 16 * static_cast<size_t>(subs));
-    }
+    if constexpr (F::kOffsets) store_transposed(off, subs, _mm512_setzero_si512(), offsets + i0);
   }
   const __m512i magnitude = _mm512_set1_epi32(0x7fffffff);
   return {.pairs = _mm512_test_epi32_mask(split, split) == 0,
