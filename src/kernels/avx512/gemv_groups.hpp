@@ -368,6 +368,12 @@ struct Legacy32 {
   static constexpr int kUnitBytes = kStepGroups * kBlockBytes;
   static constexpr int kLevelBias = kHasMin ? 0 : kHasFifthBit ? 16 : 8;
   static constexpr int kBias[kStepGroups] = {kLevelBias, kLevelBias, kLevelBias, kLevelBias};
+  static constexpr int kCodesAt = offsetof(Block, qs);
+
+  // Panels (NibbleGroupPanel): a block's low nibbles to its panel codes, level + 128.
+  static __m512i panel_codes(__m512i nibbles) {
+    return _mm512_add_epi8(nibbles, _mm512_set1_epi8(static_cast<char>(128 - kLevelBias)));
+  }
 
   struct Unit {
     StepWeights w;
@@ -431,6 +437,21 @@ struct GroupPanel {
                                              _mm512_set1_epi32(static_cast<int>(0x80000000u)));
     offsets = F::kHasMin ? _mm512_castsi512_ps(negated) : _mm512_setzero_ps();
   }
+};
+
+// GroupPanel for formats of 4-bit codes, 16 bytes a block at F::kCodesAt (byte j: values j and 16 + j), whose
+// panels transpose the code bytes (panel_rows.hpp) and turn the nibbles into codes with F::panel_codes.
+template <class F>
+struct NibbleGroupPanel : GroupPanel<F> {
+  static constexpr int kBits = 4;
+  static void packed(const uint8_t* p, __m512i (&bytes)[2]) {
+    constexpr int q = F::kCodesAt, b = F::kBlockBytes, u = F::kUnitBytes;
+    bytes[0] = gather_runs16<u, q, q + b, q + 2 * b, q + 3 * b>(p);
+    bytes[1] = gather_runs16<u, q, q + b, q + 2 * b, q + 3 * b>(p + u);
+  }
+  // Dword c holds bytes 4 (c % 4)..4 (c % 4) + 3 of block c / 4.
+  static constexpr int chunk(int c, int f) { return 8 * (c / 4) + 4 * f + c % 4; }
+  static __m512i codes(__m512i fields) { return F::panel_codes(fields); }
 };
 
 }  // namespace

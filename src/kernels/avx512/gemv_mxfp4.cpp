@@ -16,6 +16,14 @@ struct MXFP4 {
   static constexpr int kUnitBytes = kStepGroups * kBlockBytes;
   static constexpr int kLevelBias = 12;  // the largest magnitude
   static constexpr int kBias[kStepGroups] = {kLevelBias, kLevelBias, kLevelBias, kLevelBias};
+  static constexpr int kCodesAt = offsetof(format::BlockMXFP4, qs);
+
+  // Panels (NibbleGroupPanel): the nibbles' levels plus 128.
+  static __m512i panel_codes(__m512i nibbles) {
+    const __m128i levels = _mm_loadu_si128(reinterpret_cast<const __m128i*>(format::kMXFP4Values));
+    return _mm512_shuffle_epi8(_mm512_broadcast_i32x4(_mm_xor_si128(levels, _mm_set1_epi8(static_cast<char>(0x80)))),
+                               nibbles);
+  }
 
   struct Unit {
     StepWeights w;
@@ -49,6 +57,6 @@ struct MXFP4 {
 }  // namespace
 
 const GemvFn gemv_mxfp4 = gemv_groups<MXFP4>;
-const PanelDecodeFn panel_mxfp4 = panel_rows<GroupPanel<MXFP4>>;
+const PanelDecodeFn panel_mxfp4 = panel_rows<NibbleGroupPanel<MXFP4>>;
 
 }  // namespace ggufmm::kernels::avx512

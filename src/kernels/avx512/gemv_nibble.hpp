@@ -28,6 +28,8 @@
 
 #include <immintrin.h>
 
+#include <array>
+
 #include <cstdint>
 #include <utility>
 
@@ -217,14 +219,17 @@ void gemv_nibble(const uint8_t* w, size_t row_bytes, int64_t m0, int64_t m1, con
 }
 
 // 256 values as a panel run (panel_rows.hpp): the levels (not biased) in value order, the group scales per 16.
+// The panel transposes the code bytes of the two steps and looks the levels up after: dword 4L + g of step s holds
+// bytes 4L..4L+3 of group 4s + g, whose low nibbles are its values 4L.. and high ones 16 + 4L...
 template <class F>
 struct NibblePanel {
   static constexpr int kUnits = 256 / F::kUnitValues;
   static constexpr int kBlockValues = kUnits == 1 ? 256 : kGroup;
   static constexpr int kRunBytes = kUnits * F::kUnitBytes;
   static constexpr bool kOffsets = false;
-  static void decode(const uint8_t* p, __m512i (&q)[4], __m512& scales, __m512& offsets) {
-    NibbleWeights w[2];
+  static constexpr int kBits = 4;
+
+  static void steps(const uint8_t* p, NibbleWeights (&w)[2]) {
     if constexpr (kUnits == 1) {
       F::decode(p, 0, w);
     } else {
@@ -234,6 +239,27 @@ struct NibblePanel {
         w[u] = step[0];
       }
     }
+  }
+  static void packed(const uint8_t* p, __m512i (&bytes)[2]) {
+    NibbleWeights w[2];
+    steps(p, w);
+    bytes[0] = w[0].codes;
+    bytes[1] = w[1].codes;
+  }
+  static constexpr int chunk(int c, int f) { return 8 * (4 * (c / 16) + c % 4) + 4 * f + c % 16 / 4; }
+  static __m512i codes(__m512i fields) {
+    alignas(16) static constexpr auto kCodes = [] {
+      std::array<int8_t, 16> t{};
+      for (int i = 0; i < 16; ++i) t[i] = static_cast<int8_t>(F::kLevels[i] ^ -128);  // level + 128
+      return t;
+    }();
+    return _mm512_shuffle_epi8(_mm512_broadcast_i32x4(_mm_load_si128(reinterpret_cast<const __m128i*>(kCodes.data()))),
+                               fields);
+  }
+
+  static void decode(const uint8_t* p, __m512i (&q)[4], __m512& scales, __m512& offsets) {
+    NibbleWeights w[2];
+    steps(p, w);
     const __m512i levels = _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(F::kLevels)));
     const __m512i low = _mm512_set1_epi8(0x0f);
     // Group g of a step: values 0-15 are dwords g, 4 + g, 8 + g, 12 + g of the low nibbles, 16-31 the same of

@@ -1,4 +1,6 @@
 // Q2_K x int8 activations, AVX-512 VNNI: 2-bit codes, a 4-bit scale and min per 16 (see the K-quant driver).
+#include <cstddef>
+
 #include "format/blocks.hpp"
 #include "kernels/avx512/gemv.hpp"
 #include "kernels/avx512/kernels.hpp"
@@ -35,9 +37,20 @@ struct Q2K {
   }
 };
 
+// Panels transpose the code bytes (panel_rows.hpp): byte m of 32-byte strip j holds values 128j + 32f + m in bits
+// 2f, 2f + 1.
+struct Q2KPanel : KPanel<Q2K> {
+  static constexpr int kBits = 2;
+  static void packed(const uint8_t* p, __m512i (&bytes)[1]) {
+    bytes[0] = _mm512_loadu_si512(p + offsetof(format::BlockQ2_K, qs));
+  }
+  static constexpr int chunk(int c, int f) { return 32 * (c / 8) + 8 * f + c % 8; }
+  static __m512i codes(__m512i fields) { return _mm512_or_si512(fields, _mm512_set1_epi8(static_cast<char>(0x80))); }
+};
+
 }  // namespace
 
 const GemvFn gemv_q2_K = gemv_k<Q2K>;
-const PanelDecodeFn panel_q2_K = panel_rows<KPanel<Q2K>>;
+const PanelDecodeFn panel_q2_K = panel_rows<Q2KPanel>;
 
 }  // namespace ggufmm::kernels::avx512

@@ -6,6 +6,6 @@
 namespace ggufmm::kernels::avx512 {
 
 const GemvFn gemv_q4_0 = gemv_groups<Legacy32<format::BlockQ4_0>>;
-const PanelDecodeFn panel_q4_0 = panel_rows<GroupPanel<Legacy32<format::BlockQ4_0>>>;
+const PanelDecodeFn panel_q4_0 = panel_rows<NibbleGroupPanel<Legacy32<format::BlockQ4_0>>>;
 
 }  // namespace ggufmm::kernels::avx512

@@ -1,11 +1,29 @@
 // Q4_K x int8 activations, AVX-512 VNNI: the K-quant driver over 4-bit codes with 6-bit scales and mins per 32.
+#include <cstddef>
+
 #include "format/blocks.hpp"
 #include "kernels/avx512/gemv.hpp"
 #include "kernels/avx512/kernels.hpp"
 
 namespace ggufmm::kernels::avx512 {
+namespace {
+
+// Panels transpose the code bytes (panel_rows.hpp): 32 bytes hold values 64i..64i+31 in their low nibbles and the
+// next 32 in their high nibbles.
+struct Q4KPanel : KPanel<K4Format<format::BlockQ4_K>> {
+  static constexpr int kBits = 4;
+  static void packed(const uint8_t* p, __m512i (&bytes)[2]) {
+    const uint8_t* qs = p + offsetof(format::BlockQ4_K, qs);
+    bytes[0] = _mm512_loadu_si512(qs);
+    bytes[1] = _mm512_loadu_si512(qs + 64);
+  }
+  static constexpr int chunk(int c, int f) { return 16 * (c / 8) + 8 * f + c % 8; }
+  static __m512i codes(__m512i fields) { return _mm512_or_si512(fields, _mm512_set1_epi8(static_cast<char>(0x80))); }
+};
+
+}  // namespace
 
 const GemvFn gemv_q4_K = gemv_k<K4Format<format::BlockQ4_K>>;
-const PanelDecodeFn panel_q4_K = panel_rows<KPanel<K4Format<format::BlockQ4_K>>>;
+const PanelDecodeFn panel_q4_K = panel_rows<Q4KPanel>;
 
 }  // namespace ggufmm::kernels::avx512

@@ -37,9 +37,21 @@ struct Q8_0 {
   };
 };
 
+// Panels take the code bytes as stored (panel_rows.hpp): blocks 2c and 2c + 1 are values 64c..64c+63.
+struct Q8_0Panel : GroupPanel<Q8_0> {
+  static constexpr int kBits = 8;
+  static void packed(const uint8_t* p, __m512i (&bytes)[4]) {
+    constexpr int q = offsetof(format::BlockQ8_0, qs), b = sizeof(format::BlockQ8_0);
+    const auto qs = [p](int block) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + q + block * b)); };
+    for (int c = 0; c < 4; ++c) bytes[c] = _mm512_inserti64x4(_mm512_castsi256_si512(qs(2 * c)), qs(2 * c + 1), 1);
+  }
+  static constexpr int chunk(int c, int) { return c; }
+  static __m512i codes(__m512i bytes) { return _mm512_xor_si512(bytes, _mm512_set1_epi8(static_cast<char>(0x80))); }
+};
+
 }  // namespace
 
 const GemvFn gemv_q8_0 = gemv_groups<Q8_0>;
-const PanelDecodeFn panel_q8_0 = panel_rows<GroupPanel<Q8_0>>;
+const PanelDecodeFn panel_q8_0 = panel_rows<Q8_0Panel>;
 
 }  // namespace ggufmm::kernels::avx512

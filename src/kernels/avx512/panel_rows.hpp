@@ -13,10 +13,10 @@
 //   };
 //
 // A format whose codes are bit fields of its bytes may also supply those bytes; the panel then transposes them,
-// 2 or 4 times fewer words than the codes, and extracts the fields after (decode's codes go unused, and the
+// up to 4 times fewer words than the codes, and extracts the fields after (decode's codes go unused, and the
 // compiler drops them):
 //
-//     static constexpr int kBits;                                      // 2 or 4: 8 / kBits fields a byte
+//     static constexpr int kBits;                                      // 2, 4 or 8: 8 / kBits fields a byte
 //     static void packed(const uint8_t* p, __m512i (&bytes)[kBits / 2]);  // the run's code bytes
 //     static constexpr int chunk(int c, int s);  // the chunk (values 4x..4x+3) in field s of the bytes of dword c
 //     static __m512i codes(__m512i fields);      // fields (below 2^kBits a byte) to panel codes, q + 128
@@ -150,15 +150,16 @@ PanelShape panel_rows(const uint8_t* w, size_t row_bytes, int rows, int64_t k, u
     }
     uint8_t* run_codes = codes + i0 / 4 * 64;
     if constexpr (PackedFields<F>) {
-      const __m512i field = _mm512_set1_epi8((1 << F::kBits) - 1);
+      const __m512i field = _mm512_set1_epi8(static_cast<char>((1 << F::kBits) - 1));
       for (int h = 0; h < kRegisters; ++h) {
         __m512i r[16];
         load_transposed(q[h], r);
         for (int i = 0; i < 16; ++i) {
           for (int f = 0; f < 8 / F::kBits; ++f) {
             const int c = F::chunk(16 * h + i, f);
-            const __m512i bits = f == 0 ? r[i] : _mm512_srli_epi16(r[i], F::kBits * f);
-            if (4 * c < values) store_chunk(run_codes + 64 * c, F::codes(_mm512_and_si512(bits, field)));
+            const __m512i shifted = f == 0 ? r[i] : _mm512_srli_epi16(r[i], F::kBits * f);
+            const __m512i bits = F::kBits == 8 ? shifted : _mm512_and_si512(shifted, field);
+            if (4 * c < values) store_chunk(run_codes + 64 * c, F::codes(bits));
           }
         }
       }
