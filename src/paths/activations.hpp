@@ -6,7 +6,6 @@
 
 #include <cstdint>
 #include <span>
-#include <vector>
 
 #include "kernels/kernels.hpp"
 #include "kernels/tile.hpp"
@@ -33,12 +32,11 @@ class ActivationBuffer {
   int64_t k_ = 0, rows_ = 0;
   bool quantized_ = false;
   const float* f32_ = nullptr;  // the caller's rows, or f32_copy_
-  // The rows the kernels load 64 bytes at a time start on a cache line.
   runtime::AlignedVector<float> f32_copy_;
   runtime::AlignedVector<int8_t> q_;
-  std::vector<float> d_, sum16_, sum32_;
-  std::vector<int16_t> qsum_;
-  std::vector<int32_t> bias16_, bias32_;
+  runtime::AlignedVector<float> d_, sum16_, sum32_;
+  runtime::AlignedVector<int16_t> qsum_;
+  runtime::AlignedVector<int32_t> bias16_, bias32_;
 };
 
 }  // namespace ggufmm::paths

@@ -8,6 +8,7 @@
 #include "format/registry.hpp"
 #include "paths/paths.hpp"
 #include "paths/profile.hpp"
+#include "runtime/aligned.hpp"
 #include "runtime/thread_pool.hpp"
 
 namespace ggufmm::paths {
@@ -72,7 +73,7 @@ void moe_mul_mat_id(const MulMatIdCall& c) {
   // A group whose outputs are evenly spaced (every group of one row, say) is written in place with the residual;
   // the others land in rows of their own, then go to their (token, slot) places.
   std::vector<int64_t> steps(groups.size());
-  std::vector<std::vector<float>> outputs(groups.size());
+  std::vector<runtime::AlignedVector<float>> outputs(groups.size());
   bool scattered = false;
   for (size_t gi = 0; gi < groups.size(); ++gi) {
     steps[gi] = groups[gi].pair_step();

@@ -1,32 +1,38 @@
-// Containers whose storage starts on a cache line: 64-byte vector loads and stores from their start never straddle
-// two lines (each straddling access costs two).
+// Scratch containers for the products' working buffers (quantized activations, decoded panels, routed outputs).
+// Their storage starts on a cache line, so that 64-byte vector loads and stores from their start never straddle two
+// lines (each straddling access costs two). Large blocks freed by a thread are kept for its next call: fresh memory
+// from the system costs a page fault per 4 KiB, which measured 10 to 20 % of a mixture-of-experts call at 512 tokens.
 #pragma once
 
 #include <cstddef>
-#include <new>
 #include <vector>
 
 namespace ggufmm::runtime {
 
 inline constexpr std::size_t kCacheLine = 64;
 
+// Line-aligned memory, from the calling thread's cache of large blocks where one fits.
+void* allocate_scratch(std::size_t bytes);
+void free_scratch(void* p, std::size_t bytes) noexcept;
+// Bytes this thread holds in freed blocks for reuse (at most kScratchKept).
+std::size_t scratch_kept() noexcept;
+inline constexpr std::size_t kScratchKept = std::size_t{256} << 20;
+
 template <class T>
-struct CacheLineAllocator {
+struct ScratchAllocator {
   using value_type = T;
-  CacheLineAllocator() = default;
+  ScratchAllocator() = default;
   template <class U>
-  CacheLineAllocator(const CacheLineAllocator<U>&) noexcept {}
-  T* allocate(std::size_t n) {
-    return static_cast<T*>(::operator new(n * sizeof(T), std::align_val_t{kCacheLine}));
-  }
-  void deallocate(T* p, std::size_t) noexcept { ::operator delete(p, std::align_val_t{kCacheLine}); }
+  ScratchAllocator(const ScratchAllocator<U>&) noexcept {}
+  T* allocate(std::size_t n) { return static_cast<T*>(allocate_scratch(n * sizeof(T))); }
+  void deallocate(T* p, std::size_t n) noexcept { free_scratch(p, n * sizeof(T)); }
   template <class U>
-  bool operator==(const CacheLineAllocator<U>&) const noexcept {
+  bool operator==(const ScratchAllocator<U>&) const noexcept {
     return true;
   }
 };
 
 template <class T>
-using AlignedVector = std::vector<T, CacheLineAllocator<T>>;
+using AlignedVector = std::vector<T, ScratchAllocator<T>>;
 
 }  // namespace ggufmm::runtime

@@ -1,0 +1,102 @@
+#include "runtime/aligned.hpp"
+
+#include <bit>
+#include <map>
+#include <new>
+
+namespace ggufmm::runtime {
+namespace {
+
+// Blocks from this size up are kept when freed; smaller ones come from the allocator's own free lists.
+constexpr std::size_t kLarge = std::size_t{64} << 10;
+
+// Large requests round up to one of 8 sizes per power of two (at most 12.5 % more), so that a block freed by one
+// call fits the next call's request of a similar size.
+std::size_t size_class(std::size_t bytes) {
+  if (bytes < kLarge) return bytes;
+  const std::size_t step = std::bit_floor(bytes) / 8;
+  return (bytes + step - 1) / step * step;
+}
+
+void* fresh(std::size_t bytes) { return ::operator new(bytes, std::align_val_t{kCacheLine}); }
+void release(void* p) noexcept { ::operator delete(p, std::align_val_t{kCacheLine}); }
+
+// The freed large blocks of one thread, by size class; returned to the system when the thread ends, or, the
+// largest first (the likeliest to be one-offs), when they would exceed kScratchKept.
+struct BlockCache {
+  std::multimap<std::size_t, void*> blocks;
+  std::size_t kept = 0;
+
+  ~BlockCache() {
+    for (const auto& [bytes, p] : blocks) release(p);
+  }
+  void* take(std::size_t bytes) {
+    const auto it = blocks.find(bytes);
+    if (it == blocks.end()) return nullptr;
+    void* p = it->second;
+    blocks.erase(it);
+    kept -= bytes;
+    return p;
+  }
+  void keep(void* p, std::size_t bytes) noexcept {
+    while (kept + bytes > kScratchKept && !blocks.empty()) {
+      const auto last = std::prev(blocks.end());
+      kept -= last->first;
+      release(last->second);
+      blocks.erase(last);
+    }
+    if (bytes > kScratchKept) return release(p);
+    try {
+      blocks.emplace(bytes, p);
+    } catch (...) {  // no memory for the entry: the block goes back instead
+      return release(p);
+    }
+    kept += bytes;
+  }
+};
+
+// The thread's cache, or null once the thread is ending: other thread-local objects (panel buffers) may free
+// their blocks after it is gone, so it lives behind plain thread-local values, which outlast every destructor.
+thread_local BlockCache* t_cache = nullptr;
+thread_local bool t_ended = false;
+
+struct CacheOwner {
+  ~CacheOwner() {
+    delete t_cache;
+    t_cache = nullptr;
+    t_ended = true;
+  }
+};
+
+BlockCache* cache() {
+  if (t_cache == nullptr && !t_ended) {
+    thread_local CacheOwner owner;
+    t_cache = new (std::nothrow) BlockCache;  // none: blocks go straight back
+  }
+  return t_cache;
+}
+
+}  // namespace
+
+void* allocate_scratch(std::size_t bytes) {
+  const std::size_t size = size_class(bytes);
+  if (BlockCache* c = size >= kLarge ? cache() : nullptr) {
+    if (void* p = c->take(size)) return p;
+  }
+  return fresh(size);
+}
+
+void free_scratch(void* p, std::size_t bytes) noexcept {
+  if (p == nullptr) return;
+  const std::size_t size = size_class(bytes);
+  BlockCache* c = size >= kLarge ? cache() : nullptr;
+  if (c == nullptr) return release(p);
+  c->keep(p, size);
+}
+
+std::size_t scratch_kept() noexcept {
+  const BlockCache* c = cache();
+  return c != nullptr ? c->kept : 0;
+}
+
+}  // namespace ggufmm::runtime
