@@ -12,6 +12,13 @@ namespace {
 // NaN, infinite, or within a factor 2 of the f32 range (where the exact value may overflow and the fast one not).
 bool doubtful(float v) { return !(std::fabs(v) <= std::numeric_limits<float>::max() / 2); }
 
+// Whether any of a row's outputs is doubtful: nearly none is, and this scan, free of branches, vectorizes.
+bool any_doubtful(const float* y, int64_t n) {
+  bool any = false;
+  for (int64_t i = 0; i < n; ++i) any |= doubtful(y[i]);
+  return any;
+}
+
 // Weight row times activation row, summed in double, plus the residual: the exact reference for one output.
 float exact_output(const format::Format& f, const Weight& w, const uint8_t* matrix, int64_t o, const float* x,
                    const float* residual, std::vector<float>& row) {
@@ -36,6 +43,7 @@ void recompute_doubtful(const MatmulCall& c) {
   const format::Format& f = *format::find(c.w.type);
   std::vector<float> row;
   for (int64_t r = 0; r < c.rows; ++r) {
+    if (!any_doubtful(c.y + r * c.w.m, c.w.m)) continue;
     for (int64_t o = 0; o < c.w.m; ++o) {
       const int64_t at = r * c.w.m + o;
       if (!doubtful(c.y[at])) continue;
@@ -50,6 +58,7 @@ void recompute_doubtful(const MulMatIdCall& c) {
   std::vector<float> row;
   for (int64_t ts = 0; ts < c.tokens * c.slots; ++ts) {
     const uint8_t* matrix = static_cast<const uint8_t*>(c.w.data) + static_cast<size_t>(c.ids[ts]) * c.w.expert_bytes();
+    if (!any_doubtful(c.y + ts * c.w.m, c.w.m)) continue;
     const int64_t act_row = (ts / c.slots) * c.act_slots + (c.act_slots == 1 ? 0 : ts % c.slots);
     for (int64_t o = 0; o < c.w.m; ++o) {
       const int64_t at = ts * c.w.m + o;
