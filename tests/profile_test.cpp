@@ -40,21 +40,21 @@ const Weight kLarge{.type = Type::Q4_K, .k = 14336, .m = 4096, .data = reinterpr
 std::string active_isa() { return std::string(runtime::isa_name(runtime::active_isa())); }
 
 TEST_F(Profile, SteersAutoPerFormatAndShapeClass) {
-  // The built-in crossovers (small weights): q4_0 from 12 rows with SIMD panel decoders at this level, else 48;
-  // q8_0 from 12 or 24.
+  // The built-in crossovers (small weights): from 8 rows with SIMD panel decoders at this level, else q4_0 from 48,
+  // q8_0 from 24.
   const bool simd_panels = kernels::find_panel_decode(runtime::active_isa(), Type::Q4_0) != nullptr;
   const Weight q4_0{.type = Type::Q4_0, .k = 4096, .m = 1024, .data = kSmall.data};
   set_profile(std::nullopt);
-  EXPECT_EQ(auto_path(q4_0, simd_panels ? 11 : 47), Path::Gemv);
-  EXPECT_EQ(auto_path(q4_0, simd_panels ? 12 : 48), Path::Tiled);
+  EXPECT_EQ(auto_path(q4_0, simd_panels ? 7 : 47), Path::Gemv);
+  EXPECT_EQ(auto_path(q4_0, simd_panels ? 8 : 48), Path::Tiled);
   set_profile(PathProfile{active_isa(), 2, {{Type::Q4_K, false, 48, 0}, {Type::Q4_K, true, 96, 0}}});
   EXPECT_EQ(auto_path(kSmall, 47), Path::Gemv);
   EXPECT_EQ(auto_path(kSmall, 48), Path::Tiled);
   EXPECT_EQ(auto_path(kLarge, 95), Path::Gemv);
   EXPECT_EQ(auto_path(kLarge, 96), Path::Tiled);
   const Weight other{.type = Type::Q8_0, .k = 4096, .m = 1024, .data = kSmall.data};
-  EXPECT_EQ(auto_path(other, simd_panels ? 11 : 23), Path::Gemv);  // not in the profile: built in
-  EXPECT_EQ(auto_path(other, simd_panels ? 12 : 24), Path::Tiled);
+  EXPECT_EQ(auto_path(other, simd_panels ? 7 : 23), Path::Gemv);  // not in the profile: built in
+  EXPECT_EQ(auto_path(other, simd_panels ? 8 : 24), Path::Tiled);
   // Measured at another kernel level: not used.
   set_profile(PathProfile{"not-this-isa", 2, {{Type::Q4_K, false, 48, 0}}});
   EXPECT_EQ(auto_path(kSmall, 24), Path::Tiled);

@@ -18,28 +18,24 @@ namespace {
 
 constexpr int kProfileVersion = 1;
 
-// Without a profile: the crossovers `ggufmm calibrate` measured on the development machine (Zen 5, 2 threads),
-// rows from which tiled beats gemv for weights of up to 2^23 values and for larger ones; formats not listed (the
-// floats) have no tiled form. Panels are decoded once per call: by the level's SIMD panel decoders (AVX-512:
-// tiled wins from 8 rows for most formats, 12 for IQ4 and MXFP4, 16 for TQ2_0), else by the formats'
-// portable decoders, measured on the same machine before the SIMD ones existed (tiled from 16 to 128 rows).
-// Other machines, and AVX2 ones above all, should run calibrate.
-struct Rows {
-  int64_t small, large;
-};
+// Without a profile: the crossovers `ggufmm calibrate` measured on the development machine (2 threads). Where the
+// level decodes panels with SIMD (AVX-512), tiled beats gemv from 8 rows for every format and both shape classes
+// (two calibrations, 2026-11-30). Elsewhere panels come from the formats' portable decoders; the table holds the
+// rows from which tiled won with those (before the SIMD ones existed) for weights of up to 2^23 values and for
+// larger ones; formats not listed (the floats) have no tiled form. Other machines, and AVX2 ones above all, should
+// run calibrate.
+constexpr int64_t kSimdTiledFrom = 8;
 struct BuiltIn {
   Type type;
-  Rows simd, portable;
+  int64_t small, large;
 };
-constexpr BuiltIn kBuiltIn[] = {
-    {Type::Q4_0, {12, 8}, {48, 48}},     {Type::Q4_1, {8, 8}, {16, 16}},     {Type::Q5_0, {8, 12}, {64, 48}},
-    {Type::Q5_1, {8, 8}, {24, 24}},      {Type::Q8_0, {12, 8}, {24, 24}},    {Type::Q2_K, {8, 8}, {32, 24}},
-    {Type::Q3_K, {8, 8}, {48, 32}},      {Type::Q4_K, {8, 8}, {24, 24}},     {Type::Q5_K, {8, 8}, {32, 24}},
-    {Type::Q6_K, {8, 8}, {32, 24}},      {Type::IQ2_XXS, {8, 8}, {24, 24}},  {Type::IQ2_XS, {8, 8}, {32, 24}},
-    {Type::IQ2_S, {8, 8}, {32, 24}},     {Type::IQ3_XXS, {8, 8}, {24, 24}},  {Type::IQ3_S, {8, 8}, {32, 32}},
-    {Type::IQ1_S, {8, 8}, {24, 16}},     {Type::IQ1_M, {8, 8}, {24, 24}},    {Type::IQ4_NL, {12, 12}, {64, 64}},
-    {Type::IQ4_XS, {12, 12}, {64, 64}},  {Type::TQ1_0, {8, 8}, {128, 128}},  {Type::TQ2_0, {16, 16}, {48, 48}},
-    {Type::MXFP4, {12, 12}, {64, 64}}};
+constexpr BuiltIn kPortable[] = {
+    {Type::Q4_0, 48, 48},    {Type::Q4_1, 16, 16},    {Type::Q5_0, 64, 48},   {Type::Q5_1, 24, 24},
+    {Type::Q8_0, 24, 24},    {Type::Q2_K, 32, 24},    {Type::Q3_K, 48, 32},   {Type::Q4_K, 24, 24},
+    {Type::Q5_K, 32, 24},    {Type::Q6_K, 32, 24},    {Type::IQ2_XXS, 24, 24}, {Type::IQ2_XS, 32, 24},
+    {Type::IQ2_S, 32, 24},   {Type::IQ3_XXS, 24, 24}, {Type::IQ3_S, 32, 32},  {Type::IQ1_S, 24, 16},
+    {Type::IQ1_M, 24, 24},   {Type::IQ4_NL, 64, 64},  {Type::IQ4_XS, 64, 64}, {Type::TQ1_0, 128, 128},
+    {Type::TQ2_0, 48, 48},   {Type::MXFP4, 64, 64}};
 
 [[noreturn]] void bad_profile(const std::string& path, const std::string& what) {
   throw Error(Error::Kind::BadInput, fmt::format("path profile {}: {}", path, what));
@@ -159,10 +155,10 @@ PathCrossover crossover_for(const Weight& w) {
       if (c.type == w.type && c.large == large) return c;
     }
   }
-  for (const BuiltIn& b : kBuiltIn) {
+  for (const BuiltIn& b : kPortable) {
     if (b.type != w.type) continue;
-    const Rows& rows = kernels::find_panel_decode(runtime::active_isa(), w.type) ? b.simd : b.portable;
-    return {w.type, large, large ? rows.large : rows.small, 0};
+    if (kernels::find_panel_decode(runtime::active_isa(), w.type)) return {w.type, large, kSimdTiledFrom, 0};
+    return {w.type, large, large ? b.large : b.small, 0};
   }
   return {w.type, large, kernels::kMaxGemvRows + 1, 0};
 }
