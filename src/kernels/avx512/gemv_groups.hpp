@@ -370,7 +370,7 @@ struct Legacy32 {
   static constexpr int kBias[kStepGroups] = {kLevelBias, kLevelBias, kLevelBias, kLevelBias};
   static constexpr int kCodesAt = offsetof(Block, qs);
 
-  // Panels (NibbleGroupPanel): a block's low nibbles to its panel codes, level + 128.
+  // Panels (NibbleGroupPanel): nibbles (codes, 0-15 a byte) to panel codes, level + 128.
   static __m512i panel_codes(__m512i nibbles) {
     return _mm512_add_epi8(nibbles, _mm512_set1_epi8(static_cast<char>(128 - kLevelBias)));
   }

@@ -29,7 +29,6 @@
 #include <immintrin.h>
 
 #include <array>
-
 #include <cstdint>
 #include <utility>
 

@@ -18,7 +18,7 @@
 //
 //     static constexpr int kBits;                                      // 2, 4 or 8: 8 / kBits fields a byte
 //     static void packed(const uint8_t* p, __m512i (&bytes)[kBits / 2]);  // the run's code bytes
-//     static constexpr int chunk(int c, int s);  // the chunk (values 4x..4x+3) in field s of the bytes of dword c
+//     static constexpr int chunk(int c, int f);  // the chunk (values 4x..4x+3) in field f of the bytes of dword c
 //     static __m512i codes(__m512i fields);      // fields (below 2^kBits a byte) to panel codes, q + 128
 #pragma once
 
@@ -63,8 +63,7 @@ inline void transpose_words(__m512i (&r)[16]) {
   }
 }
 
-// Stores `count` (<= 16) of 16 rows of 64 bytes, laid out [16][16] words, transposed to [count][16] words, each
-// word xor `flip`.
+// 16 rows of 64 bytes, laid out [16][16] words, transposed: r[i] holds word i of every row.
 inline void load_transposed(const void* rows, __m512i (&r)[16]) {
   for (int l = 0; l < 16; ++l) r[l] = _mm512_load_si512(static_cast<const uint8_t*>(rows) + 64 * l);
   transpose_words(r);
@@ -74,6 +73,7 @@ inline void load_transposed(const void* rows, __m512i (&r)[16]) {
 // through the stack, which measured 2 to 3 times slower than the whole decoding.
 inline void store_chunk(void* out, __m512i v) { _mm512_mask_storeu_epi32(out, 0xffff, v); }
 
+// Stores `count` (<= 16) of the 16 transposed words of 16 rows of 64 bytes ([count][16] words), each xor `flip`.
 inline void store_transposed(const void* rows, int count, __m512i flip, void* out) {
   __m512i r[16];
   load_transposed(rows, r);
