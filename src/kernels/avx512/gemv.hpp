@@ -611,12 +611,18 @@ struct KPanel {
   static constexpr int kBlockValues = 256;
   static constexpr int kRunBytes = sizeof(typename F::Block);
   static constexpr bool kOffsets = F::kMins;
-  static void decode(const uint8_t* p, __m512i (&q)[4], __m512& scales, __m512& offsets) {
-    const KDecoded kd = F::decode(*reinterpret_cast<const typename F::Block*>(p));
-    for (int c = 0; c < 4; ++c) q[c] = _mm512_sub_epi8(kd.w[c], _mm512_set1_epi8(F::kCentre));
+  static KDecoded block(const uint8_t* p) { return F::decode(*reinterpret_cast<const typename F::Block*>(p)); }
+  static void factors_of(const KDecoded& kd, __m512& scales, __m512& offsets) {
     scales = _mm512_mul_ps(_mm512_broadcastss_ps(_mm256_castps256_ps128(kd.d)), sub_scales<F>(kd.table));
     offsets = F::kMins ? kd.mins : _mm512_setzero_ps();
   }
+  static void decode(const uint8_t* p, __m512i (&q)[4], __m512& scales, __m512& offsets) {
+    const KDecoded kd = block(p);
+    for (int c = 0; c < 4; ++c) q[c] = _mm512_sub_epi8(kd.w[c], _mm512_set1_epi8(F::kCentre));
+    factors_of(kd, scales, offsets);
+  }
+  // The scales and offsets alone, for the formats whose panels take the code bytes (panel_rows.hpp).
+  static void factors(const uint8_t* p, __m512& scales, __m512& offsets) { factors_of(block(p), scales, offsets); }
 };
 
 }  // namespace

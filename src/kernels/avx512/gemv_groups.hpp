@@ -412,30 +412,38 @@ struct GroupPanel {
   static constexpr int kBlockValues = F::kBlockValues;
   static constexpr int kRunBytes = kUnits * F::kUnitBytes;
   static constexpr bool kOffsets = F::kHasMin;
-  static void decode(const uint8_t* p, __m512i (&q)[4], __m512& scales, __m512& offsets) {
-    StepWeights steps[2];
+  static void steps(const uint8_t* p, StepWeights (&w)[2]) {
     if constexpr (kUnits == 2) {
-      steps[0] = typename F::Unit(p).template step<0>();
-      steps[1] = typename F::Unit(p + F::kUnitBytes).template step<0>();
+      w[0] = typename F::Unit(p).template step<0>();
+      w[1] = typename F::Unit(p + F::kUnitBytes).template step<0>();
     } else {
       const typename F::Unit unit(p);
-      steps[0] = unit.template step<0>();
-      steps[1] = unit.template step<1>();
+      w[0] = unit.template step<0>();
+      w[1] = unit.template step<1>();
     }
-    const __m512i bias = _mm512_set1_epi8(static_cast<char>(F::kBias[0]));
-    __m512 scale[2], min[2];
-    for (int u = 0; u < 2; ++u) {
-      const StepWeights& w = steps[u];
-      value_order(_mm512_sub_epi8(w.lo, bias), _mm512_sub_epi8(w.hi, bias), q[2 * u], q[2 * u + 1]);
-      scale[u] = w.scale;
-      min[u] = w.min;
-    }
+  }
+  static void factors_of(const StepWeights (&w)[2], __m512& scales, __m512& offsets) {
     // Group g's factors sit in lanes 4g..4g+3 of its step: each goes to the group's two sub-blocks of 16.
     const __m512i subs = _mm512_set_epi32(28, 28, 24, 24, 20, 20, 16, 16, 12, 12, 8, 8, 4, 4, 0, 0);
-    scales = _mm512_permutex2var_ps(scale[0], subs, scale[1]);
-    const __m512i negated = _mm512_xor_si512(_mm512_castps_si512(_mm512_permutex2var_ps(min[0], subs, min[1])),
+    scales = _mm512_permutex2var_ps(w[0].scale, subs, w[1].scale);
+    const __m512i negated = _mm512_xor_si512(_mm512_castps_si512(_mm512_permutex2var_ps(w[0].min, subs, w[1].min)),
                                              _mm512_set1_epi32(static_cast<int>(0x80000000u)));
     offsets = F::kHasMin ? _mm512_castsi512_ps(negated) : _mm512_setzero_ps();
+  }
+  static void decode(const uint8_t* p, __m512i (&q)[4], __m512& scales, __m512& offsets) {
+    StepWeights w[2];
+    steps(p, w);
+    const __m512i bias = _mm512_set1_epi8(static_cast<char>(F::kBias[0]));
+    for (int u = 0; u < 2; ++u) {
+      value_order(_mm512_sub_epi8(w[u].lo, bias), _mm512_sub_epi8(w[u].hi, bias), q[2 * u], q[2 * u + 1]);
+    }
+    factors_of(w, scales, offsets);
+  }
+  // The scales and offsets alone, for the formats whose panels take the code bytes (panel_rows.hpp).
+  static void factors(const uint8_t* p, __m512& scales, __m512& offsets) {
+    StepWeights w[2];
+    steps(p, w);
+    factors_of(w, scales, offsets);
   }
 };
 

@@ -19,11 +19,7 @@ struct MXFP4 {
   static constexpr int kCodesAt = offsetof(format::BlockMXFP4, qs);
 
   // Panels (NibbleGroupPanel): the nibbles' levels plus 128.
-  static __m512i panel_codes(__m512i nibbles) {
-    const __m128i levels = _mm_loadu_si128(reinterpret_cast<const __m128i*>(format::kMXFP4Values));
-    return _mm512_shuffle_epi8(_mm512_broadcast_i32x4(_mm_xor_si128(levels, _mm_set1_epi8(static_cast<char>(0x80)))),
-                               nibbles);
-  }
+  static __m512i panel_codes(__m512i nibbles) { return level_codes(format::kMXFP4Values, nibbles); }
 
   struct Unit {
     StepWeights w;

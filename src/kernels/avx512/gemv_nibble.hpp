@@ -28,7 +28,6 @@
 
 #include <immintrin.h>
 
-#include <array>
 #include <cstdint>
 #include <utility>
 
@@ -217,9 +216,9 @@ void gemv_nibble(const uint8_t* w, size_t row_bytes, int64_t m0, int64_t m1, con
   with_rows(x.rows, [&]<int NR>() { gemv_nibble_rows<F, NR>(w, row_bytes, m0, m1, acts, x.k, y, ldy, residual); });
 }
 
-// 256 values as a panel run (panel_rows.hpp): the levels (not biased) in value order, the group scales per 16.
-// The panel transposes the code bytes of the two steps and looks the levels up after: dword 4L + g of step s holds
-// bytes 4L..4L+3 of group 4s + g, whose low nibbles are its values 4L.. and high ones 16 + 4L...
+// 256 values as a panel run (panel_rows.hpp) of their code bytes: the panel transposes the code bytes of the two
+// steps and looks the levels up after (dword 4L + g of step s holds bytes 4L..4L+3 of group 4s + g, whose low
+// nibbles are its values 4L.. and high ones 16 + 4L..); the group scales per 16.
 template <class F>
 struct NibblePanel {
   static constexpr int kUnits = 256 / F::kUnitValues;
@@ -246,31 +245,10 @@ struct NibblePanel {
     bytes[1] = w[1].codes;
   }
   static constexpr int chunk(int c, int f) { return 8 * (4 * (c / 16) + c % 4) + 4 * f + c % 16 / 4; }
-  static __m512i codes(__m512i fields) {
-    alignas(16) static constexpr auto kCodes = [] {
-      std::array<int8_t, 16> t{};
-      for (int i = 0; i < 16; ++i) t[i] = static_cast<int8_t>(F::kLevels[i] ^ -128);  // level + 128
-      return t;
-    }();
-    return _mm512_shuffle_epi8(_mm512_broadcast_i32x4(_mm_load_si128(reinterpret_cast<const __m128i*>(kCodes.data()))),
-                               fields);
-  }
-
-  static void decode(const uint8_t* p, __m512i (&q)[4], __m512& scales, __m512& offsets) {
+  static __m512i codes(__m512i fields) { return level_codes(F::kLevels, fields); }
+  static void factors(const uint8_t* p, __m512& scales, __m512& offsets) {
     NibbleWeights w[2];
     steps(p, w);
-    const __m512i levels = _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(F::kLevels)));
-    const __m512i low = _mm512_set1_epi8(0x0f);
-    // Group g of a step: values 0-15 are dwords g, 4 + g, 8 + g, 12 + g of the low nibbles, 16-31 the same of
-    // the high ones.
-    const __m512i groups01 = _mm512_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28, 1, 5, 9, 13, 17, 21, 25, 29);
-    const __m512i groups23 = _mm512_add_epi32(groups01, _mm512_set1_epi32(2));
-    for (int s = 0; s < 2; ++s) {
-      const __m512i lo = _mm512_shuffle_epi8(levels, _mm512_and_si512(w[s].codes, low));
-      const __m512i hi = _mm512_shuffle_epi8(levels, _mm512_and_si512(_mm512_srli_epi16(w[s].codes, 4), low));
-      q[2 * s] = _mm512_permutex2var_epi32(lo, groups01, hi);
-      q[2 * s + 1] = _mm512_permutex2var_epi32(lo, groups23, hi);
-    }
     // Group g's scale is element g of its step: it goes to the group's two sub-blocks of 16.
     const __m512i subs = _mm512_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3, 16, 16, 17, 17, 18, 18, 19, 19);
     scales = _mm512_permutex2var_ps(w[0].scale, subs, w[1].scale);

@@ -39,33 +39,22 @@ struct TQ2_0 {
   };
 };
 
-// A block as a panel run (panel_rows.hpp): lane g's codes shifted down to the level + 1, and the block's scale
-// d for every 16 values (ggml's level * d).
+// A block as a panel run (panel_rows.hpp) of its code bytes: byte m of 32-byte strip j holds values
+// 128j + 32f + m in bits 2f, 2f + 1, the level + 1; the block's scale d for every 16 values (ggml's level * d).
 struct TQ2Panel {
   static constexpr int kBlockValues = 256;
   static constexpr int kRunBytes = sizeof(format::BlockTQ2_0);
   static constexpr bool kOffsets = false;
-  static void decode(const uint8_t* p, __m512i (&q)[4], __m512& scales, __m512& offsets) {
-    const TQ2_0::Unit unit(p);
-    constexpr int k2 = 0x00020002, k4 = 0x00040004, k6 = 0x00060006;  // 2g in every word of lane g
-    const __m512i down = _mm512_set_epi32(k6, k6, k6, k6, k4, k4, k4, k4, k2, k2, k2, k2, 0, 0, 0, 0);
-    const auto levels = [&](__m512i codes) {
-      return _mm512_sub_epi8(_mm512_and_si512(_mm512_srlv_epi16(codes, down), _mm512_set1_epi8(3)),
-                             _mm512_set1_epi8(1));
-    };
-    const StepWeights first = unit.step<0>(), second = unit.step<1>();
-    value_order(levels(first.lo), levels(first.hi), q[0], q[1]);
-    value_order(levels(second.lo), levels(second.hi), q[2], q[3]);
-    scales = _mm512_broadcastss_ps(_mm512_castps512_ps128(unit.scale));  // lane 0's factor is 1
-    offsets = _mm512_setzero_ps();
-  }
-  // The panel transposes the code bytes: byte m of 32-byte strip j holds values 128j + 32f + m in bits 2f, 2f + 1.
   static constexpr int kBits = 2;
   static void packed(const uint8_t* p, __m512i (&bytes)[1]) {
     bytes[0] = _mm512_loadu_si512(p + offsetof(format::BlockTQ2_0, qs));
   }
   static constexpr int chunk(int c, int f) { return 32 * (c / 8) + 8 * f + c % 8; }
   static __m512i codes(__m512i fields) { return _mm512_add_epi8(fields, _mm512_set1_epi8(127)); }  // level + 128
+  static void factors(const uint8_t* p, __m512& scales, __m512& offsets) {
+    scales = _mm512_broadcastss_ps(_mm512_castps512_ps128(TQ2_0::Unit(p).scale));  // lane 0's factor is 1
+    offsets = _mm512_setzero_ps();
+  }
 };
 
 }  // namespace

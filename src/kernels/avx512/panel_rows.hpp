@@ -12,14 +12,14 @@
 //     static void decode(const uint8_t* p, __m512i (&q)[4], __m512& scales, __m512& offsets);
 //   };
 //
-// A format whose codes are bit fields of its bytes may also supply those bytes; the panel then transposes them,
-// up to 4 times fewer words than the codes, and extracts the fields after (decode's codes go unused, and the
-// compiler drops them):
+// A format whose codes are bit fields of its bytes may instead supply those bytes and its factors alone; the panel
+// then transposes the bytes, up to 4 times fewer words than the codes, and extracts the fields after:
 //
 //     static constexpr int kBits;                                      // 2, 4 or 8: 8 / kBits fields a byte
 //     static void packed(const uint8_t* p, __m512i (&bytes)[kBits / 2]);  // the run's code bytes
 //     static constexpr int chunk(int c, int f);  // the chunk (values 4x..4x+3) in field f of the bytes of dword c
 //     static __m512i codes(__m512i fields);      // fields (below 2^kBits a byte) to panel codes, q + 128
+//     static void factors(const uint8_t* p, __m512& scales, __m512& offsets);  // as decode gives them
 #pragma once
 
 #include <immintrin.h>
@@ -90,6 +90,13 @@ inline void prefetch_run(const uint8_t* run) {
   for (int b = 0; b < kRunBytes; b += 64) _mm_prefetch(reinterpret_cast<const char*>(ahead + b), _MM_HINT_T0);
 }
 
+// Nibbles (0-15 a byte) to panel codes through a table of 16 levels: level + 128.
+inline __m512i level_codes(const int8_t (&levels)[16], __m512i nibbles) {
+  const __m128i table = _mm_loadu_si128(reinterpret_cast<const __m128i*>(levels));
+  return _mm512_shuffle_epi8(_mm512_broadcast_i32x4(_mm_xor_si128(table, _mm_set1_epi8(static_cast<char>(0x80)))),
+                             nibbles);
+}
+
 template <class F>
 concept PackedFields = requires { F::kBits; };
 
@@ -128,16 +135,15 @@ PanelShape panel_rows(const uint8_t* w, size_t row_bytes, int rows, int64_t k, u
         std::memcpy(padded, p, static_cast<size_t>(values / F::kBlockValues) * kBlockBytes);
         p = padded;
       }
-      __m512i v[4];
+      __m512i v[kRegisters];
       __m512 s, o;
-      F::decode(p, v, s, o);
       if constexpr (PackedFields<F>) {
-        __m512i bytes[kRegisters];
-        F::packed(p, bytes);
-        for (int c = 0; c < kRegisters; ++c) _mm512_store_si512(q[c][l], bytes[c]);
+        F::packed(p, v);
+        F::factors(p, s, o);
       } else {
-        for (int c = 0; c < kRegisters; ++c) _mm512_store_si512(q[c][l], v[c]);
+        F::decode(p, v, s, o);
       }
+      for (int c = 0; c < kRegisters; ++c) _mm512_store_si512(q[c][l], v[c]);
       _mm512_store_ps(sc[l], s);
       const __m512i bits = _mm512_castps_si512(s);
       split = _mm512_ternarylogic_epi32(split, bits, _mm512_maskz_shuffle_epi32(0xffff, bits, _MM_PERM_CDAB), 0xf6);
