@@ -15,16 +15,21 @@ struct Q8_0 {
   static constexpr int kUnitBytes = kStepGroups * kBlockBytes;
   static constexpr int kBias[kStepGroups] = {128, 128, 128, 128};
 
+  // The codes of blocks `first` and `first` + 1 from p: 64 values in order (lanes lo, hi, lo, hi).
+  static __m512i pair(const uint8_t* p, int first) {
+    constexpr int q = offsetof(format::BlockQ8_0, qs);
+    const auto qs = [&](int block) {
+      return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + q + block * kBlockBytes));
+    };
+    return _mm512_inserti64x4(_mm512_castsi256_si512(qs(first)), qs(first + 1), 1);
+  }
+
   struct Unit {
     StepWeights w;
 
     explicit Unit(const uint8_t* p) {
-      constexpr int q = offsetof(format::BlockQ8_0, qs), b = kBlockBytes;
-      const auto pair = [p](int first) {  // blocks first and first + 1: lanes lo, hi, lo, hi
-        const auto qs = [p](int at) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + at)); };
-        return _mm512_inserti64x4(_mm512_castsi256_si512(qs(q + first * b)), qs(q + (first + 1) * b), 1);
-      };
-      const __m512i a = pair(0), c = pair(2);
+      constexpr int b = kBlockBytes;
+      const __m512i a = pair(p, 0), c = pair(p, 2);
       const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));
       w.lo = _mm512_xor_si512(_mm512_shuffle_i64x2(a, c, 0x88), flip);
       w.hi = _mm512_xor_si512(_mm512_shuffle_i64x2(a, c, 0xdd), flip);
@@ -41,9 +46,7 @@ struct Q8_0 {
 struct Q8_0Panel : GroupPanel<Q8_0> {
   static constexpr int kBits = 8;
   static void packed(const uint8_t* p, __m512i (&bytes)[4]) {
-    constexpr int q = offsetof(format::BlockQ8_0, qs), b = sizeof(format::BlockQ8_0);
-    const auto qs = [p](int block) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + q + block * b)); };
-    for (int c = 0; c < 4; ++c) bytes[c] = _mm512_inserti64x4(_mm512_castsi256_si512(qs(2 * c)), qs(2 * c + 1), 1);
+    for (int c = 0; c < 4; ++c) bytes[c] = Q8_0::pair(p, 2 * c);
   }
   static constexpr int chunk(int c, int) { return c; }
   static __m512i codes(__m512i bytes) { return _mm512_xor_si512(bytes, _mm512_set1_epi8(static_cast<char>(0x80))); }
