@@ -91,7 +91,7 @@ struct Weight {
 
 // Kernel paths. `Auto` picks the best one for the call: gemv for 1 to 7 rows and more, tiled from the row count
 // where it overtakes gemv (the path profile's, see below; without one, what calibrate measured on the development
-// machine: 8 to 16 rows by format with AVX-512, 16 to 128 below it); dense from the prefill-dequant minimum (or
+// machine: 8 rows with AVX-512, 16 to 128 by format below it); dense from the prefill-dequant minimum (or
 // the profile's, if larger) when that is on (set_prefill_dequant) and the weight fits the dense cache's budget.
 // The environment variable GGUFMM_PATH (ref|gemv|tiled|dense), read once, forces a path where Options say Auto.
 // `Dense` dequantizes a weight once into a dense copy (bf16, or f32 where this CPU multiplies that clearly faster)

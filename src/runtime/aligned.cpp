@@ -39,13 +39,13 @@ struct BlockCache {
     return p;
   }
   void keep(void* p, std::size_t bytes) noexcept {
-    while (kept + bytes > kScratchKept && !blocks.empty()) {
+    if (bytes > kScratchKept) return release(p);
+    while (kept + bytes > kScratchKept) {
       const auto last = std::prev(blocks.end());
       kept -= last->first;
       release(last->second);
       blocks.erase(last);
     }
-    if (bytes > kScratchKept) return release(p);
     try {
       blocks.emplace(bytes, p);
     } catch (...) {  // no memory for the entry: the block goes back instead
