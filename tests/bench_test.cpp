@@ -1,10 +1,8 @@
 // `ggufmm bench` as a user runs it: every output format, random and model weights, mixtures of experts, usage
 // errors. Tiny shapes, and the hidden --quick-limits so that measuring the machine takes a fraction of a second.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <cmath>
-#include <filesystem>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -12,12 +10,13 @@
 #include <tuple>
 
 #include "ggufmm/gguf.hpp"
+#include "temp_dir.hpp"
 #include "tool_runner.hpp"
 
 namespace ggufmm {
 namespace {
 
-namespace fs = std::filesystem;
+using test::TempDir;
 using test::ToolRun;
 using test::run_tool;
 
@@ -87,7 +86,8 @@ TEST(BenchJson, RandomWeightsOfEveryKind) {
 }
 
 TEST(BenchJson, ModelFileGivesItsDistinctWeightShapes) {
-  const fs::path path = fs::temp_directory_path() / fmt::format("ggufmm-bench-{}.gguf", ::getpid());
+  const TempDir dir;
+  const std::string path = dir.file("model.gguf");
   const std::vector<float> values(256 * 64, 0.5f);
   const auto q8 = quantize(Type::Q8_0, values.data(), 32, 256);
   const auto q4 = quantize(Type::Q4_0, values.data(), 64, 64);
@@ -97,22 +97,21 @@ TEST(BenchJson, ModelFileGivesItsDistinctWeightShapes) {
   writer.add_tensor("blk.1.attn_q.weight", Type::Q8_0, {256, 32}, q8);  // the same shape: timed once
   writer.add_tensor("blk.0.ffn_up_exps.weight", Type::Q4_0, {64, 16, 4}, q4);
   writer.add_tensor("blk.0.attn_norm.weight", Type::F32, {256}, norm);  // 1-D: not a weight
-  writer.write(path.string());
+  writer.write(path);
 
-  const auto all = bench_json(fmt::format("{} --n 1,3 --warm", path.string())).at("results");
+  const auto all = bench_json(fmt::format("{} --n 1,3 --warm", path)).at("results");
   std::set<std::tuple<std::string, int64_t, int64_t>> shapes;
   for (const auto& r : all) shapes.emplace(r.at("type"), r.at("m"), r.at("k"));
   EXPECT_EQ(all.size(), 4u);
   EXPECT_EQ(shapes, (std::set<std::tuple<std::string, int64_t, int64_t>>{{"q8_0", 32, 256}, {"q4_0", 16, 64}}));
 
   // Cold (the default): rotating through copies of the file's bytes.
-  const auto cold_q4 = bench_json(fmt::format("{} --type q4_0 --n 1", path.string())).at("results");
+  const auto cold_q4 = bench_json(fmt::format("{} --type q4_0 --n 1", path)).at("results");
   ASSERT_EQ(cold_q4.size(), 1u);
   EXPECT_EQ(cold_q4[0].at("type"), "q4_0");
 
-  const ToolRun none = bench(fmt::format("{} --type q6_K", path.string()));
+  const ToolRun none = bench(fmt::format("{} --type q6_K", path));
   EXPECT_EQ(none.status, 2) << none.output;
-  fs::remove(path);
 }
 
 TEST(BenchMoe, ReportsEveryShapeTokenCountAndRouting) {

@@ -8,25 +8,14 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <filesystem>
-#include <fmt/format.h>
 #include <random>
 
 #include "ggufmm/gguf.hpp"
 #include "random_weights.hpp"
+#include "temp_dir.hpp"
 
 namespace ggufmm {
 namespace {
-
-namespace fs = std::filesystem;
-
-// A file name of its own in the temporary directory, removed at the end of the test.
-struct TempFile {
-  std::string path =
-      (fs::temp_directory_path() / fmt::format("ggufmm-edge-{}-{}.gguf", ::getpid(), counter++)).string();
-  ~TempFile() { fs::remove(path); }
-  static inline int counter = 0;
-};
 
 struct Case {
   Type type;
@@ -128,10 +117,11 @@ TEST(EdgeShapes, TensorMoreThanFourGiBIntoTheFile) {
   std::mt19937 rng(4);
   const std::vector<uint8_t> bytes = test::random_weight(Type::Q8_0, kM, kK, rng);
   const std::vector<uint8_t> header = header_with("far", Type::Q8_0, {kK, kM}, kOffset);
-  const TempFile file;
+  const test::TempDir dir;
+  const std::string file_name = dir.file("w.gguf");
   {
-    const int fd = ::open(file.path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    ASSERT_GE(fd, 0) << file.path << ": " << std::strerror(errno);
+    const int fd = ::open(file_name.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    ASSERT_GE(fd, 0) << file_name << ": " << std::strerror(errno);
     const off_t end = static_cast<off_t>(header.size() + kOffset + bytes.size());
     const bool sparse = ::ftruncate(fd, end) == 0;
     struct stat st {};
@@ -143,10 +133,10 @@ TEST(EdgeShapes, TensorMoreThanFourGiBIntoTheFile) {
     ::close(fd);
     // A file system without holes would have written gigabytes of zeros: not a test to run there.
     if (!written || st.st_blocks * 512 > (off_t{64} << 20)) {
-      GTEST_SKIP() << file.path << ": the file system refuses a sparse file of " << end << " bytes";
+      GTEST_SKIP() << file_name << ": the file system refuses a sparse file of " << end << " bytes";
     }
   }
-  const gguf::File gguf = gguf::File::open(file.path);
+  const gguf::File gguf = gguf::File::open(file_name);
   ASSERT_EQ(gguf.tensor("far").offset, kOffset);
   const Weight far = gguf.weight("far");
   const Weight near{.type = Type::Q8_0, .k = kK, .m = kM, .data = bytes.data()};
@@ -175,17 +165,18 @@ std::string input_error(F&& call) {
 
 TEST(EdgeShapes, RowsThatAreNotWholeBlocksNameTheTensor) {
   // In a file: the reader refuses the tensor.
-  const TempFile file;
+  const test::TempDir dir;
+  const std::string file_name = dir.file("w.gguf");
   std::vector<uint8_t> image = header_with("blk.0.attn_q.weight", Type::Q4_0, {48, 2}, 0);
   image.resize(image.size() + 64);
   {
-    const int fd = ::open(file.path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    const int fd = ::open(file_name.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     ASSERT_GE(fd, 0);
     ASSERT_EQ(::write(fd, image.data(), image.size()), static_cast<ssize_t>(image.size()));
     ::close(fd);
   }
-  EXPECT_EQ(input_error([&] { gguf::File::open(file.path); }),
-            file.path + ": tensor blk.0.attn_q.weight: row length 48 is not a multiple of the q4_0 block size 32");
+  EXPECT_EQ(input_error([&] { gguf::File::open(file_name); }),
+            file_name + ": tensor blk.0.attn_q.weight: row length 48 is not a multiple of the q4_0 block size 32");
 
   // Through the API: every call that takes the weight refuses it, before touching its data.
   const std::vector<uint8_t> bytes(2 * 144);

@@ -1,23 +1,17 @@
 // What the fuzzers (fuzz/) found, each once a crash or a sanitizer report, kept as a test of its own.
 #include <gtest/gtest.h>
-#include <unistd.h>
-
-#include <filesystem>
-#include <fmt/format.h>
 
 #include "ggufmm/gguf.hpp"
+#include "temp_dir.hpp"
 
 namespace ggufmm::gguf {
 namespace {
 
-// Writes `writer` to a file of its own and opens it; the mapping outlives the file's name.
+// Writes `writer` to a file of its own and opens it; the mapping outlives the file and its directory.
 File written(const Writer& writer) {
-  const std::string path =
-      (std::filesystem::temp_directory_path() / fmt::format("ggufmm-fuzz-regress-{}.gguf", ::getpid())).string();
-  writer.write(path);
-  File file = File::open(path);
-  std::filesystem::remove(path);
-  return file;
+  const test::TempDir dir;
+  writer.write(dir.file("w.gguf"));
+  return File::open(dir.file("w.gguf"));
 }
 
 // gguf_route_fuzz: read_f32 gave an empty tensor's null buffer to memcpy (UBSan: null passed as a nonnull

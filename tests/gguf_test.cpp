@@ -10,9 +10,9 @@
 #include <optional>
 #include <random>
 #include <tuple>
-#include <unistd.h>
 
 #include "ggufmm/gguf.hpp"
+#include "temp_dir.hpp"
 #include "testdata.hpp"
 
 namespace ggufmm::gguf {
@@ -20,28 +20,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// A directory of its own for each test, removed with everything in it.
-class TempDir {
- public:
-  TempDir() {
-    static int counter = 0;
-    path_ = fs::temp_directory_path() / fmt::format("ggufmm-gguf-test-{}-{}", ::getpid(), counter++);
-    fs::create_directories(path_);
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-
-  std::string file(const std::string& name) const { return (path_ / name).string(); }
-  std::vector<std::string> entries() const {
-    std::vector<std::string> names;
-    for (const auto& entry : fs::directory_iterator(path_)) names.push_back(entry.path().filename().string());
-    return names;
-  }
-
- private:
-  fs::path path_;
-};
+using test::TempDir;
 
 std::vector<uint8_t> read_bytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

@@ -9,6 +9,7 @@
 #include "ggufmm/ggufmm.hpp"
 #include "kernels/kernels.hpp"
 #include "runtime/cpu.hpp"
+#include "temp_dir.hpp"
 #include "tool_runner.hpp"
 
 namespace ggufmm {
@@ -18,20 +19,13 @@ namespace fs = std::filesystem;
 
 class Profile : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / fmt::format("ggufmm-profile-{}", ::testing::UnitTest::GetInstance()->random_seed());
-    fs::create_directories(dir_);
-  }
-  void TearDown() override {
-    set_profile(std::nullopt);
-    fs::remove_all(dir_);
-  }
+  void TearDown() override { set_profile(std::nullopt); }
   std::string file(const std::string& name, const std::string& text) const {
-    const std::string path = (dir_ / name).string();
+    const std::string path = dir_.file(name);
     std::ofstream(path) << text;
     return path;
   }
-  fs::path dir_;
+  test::TempDir dir_;
 };
 
 const Weight kSmall{.type = Type::Q4_K, .k = 4096, .m = 1024, .data = reinterpret_cast<const void*>(1)};
@@ -62,7 +56,7 @@ TEST_F(Profile, SteersAutoPerFormatAndShapeClass) {
 
 TEST_F(Profile, WrittenAndReadBack) {
   const PathProfile p{"avx2", 2, {{Type::IQ2_XS, true, 24, 256}, {Type::Q6_K, false, 8, 0}}};
-  const std::string path = (dir_ / "sub" / "profile.json").string();
+  const std::string path = (dir_.path() / "sub" / "profile.json").string();
   write_profile(path, p);
   const PathProfile back = read_profile(path);
   EXPECT_EQ(back.isa, "avx2");
@@ -102,11 +96,11 @@ TEST_F(Profile, BadFilesAreClearErrorsNamingTheFile) {
       EXPECT_NE(std::string(e.what()).find(want), std::string::npos) << e.what();
     }
   }
-  EXPECT_THROW(read_profile((dir_ / "absent.json").string()), Error);
+  EXPECT_THROW(read_profile(dir_.file("absent.json")), Error);
 }
 
 TEST_F(Profile, CalibrateWritesAProfile) {
-  const std::string path = (dir_ / "calibrated.json").string();
+  const std::string path = dir_.file("calibrated.json");
   const test::ToolRun r = test::run_tool(fmt::format("calibrate --type q4_0,iq2_xs --quick --threads 1 -o {}", path));
   ASSERT_EQ(r.status, 0) << r.output;
   const PathProfile p = read_profile(path);

@@ -5,9 +5,9 @@
 #include <filesystem>
 #include <fstream>
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include "ggufmm/gguf.hpp"
+#include "temp_dir.hpp"
 #include "testdata.hpp"
 #include "tool_runner.hpp"
 
@@ -28,13 +28,8 @@ std::vector<float> read_raw_f32(const fs::path& path) {
 
 class Tool : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / fmt::format("ggufmm-tool-{}-{}", ::getpid(), ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string out(const std::string& name) const { return (dir_ / name).string(); }
-  fs::path dir_;
+  std::string out(const std::string& name) const { return dir_.file(name); }
+  test::TempDir dir_;
 };
 
 TEST_F(Tool, UsageErrorsExitWith2) {
@@ -115,7 +110,7 @@ TEST_F(Tool, FailedMatmulLeavesNoOutput) {
   std::ifstream in(out("keep.f32"));
   std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   EXPECT_EQ(content, "old");
-  EXPECT_EQ(std::distance(fs::directory_iterator(dir_), fs::directory_iterator{}), 1);  // no temporary left
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir_.path()), fs::directory_iterator{}), 1);  // no temporary left
 }
 
 TEST_F(Tool, MoeMatchesExact) {
