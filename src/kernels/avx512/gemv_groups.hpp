@@ -452,11 +452,7 @@ struct GroupPanel {
 template <class F>
 struct NibbleGroupPanel : GroupPanel<F> {
   static constexpr int kBits = 4;
-  static void packed(const uint8_t* p, __m512i (&bytes)[2]) {
-    constexpr int q = F::kCodesAt, b = F::kBlockBytes, u = F::kUnitBytes;
-    bytes[0] = gather_runs16<u, q, q + b, q + 2 * b, q + 3 * b>(p);
-    bytes[1] = gather_runs16<u, q, q + b, q + 2 * b, q + 3 * b>(p + u);
-  }
+  static const uint8_t* piece(const uint8_t* p, int i) { return p + i * F::kBlockBytes + F::kCodesAt; }
   // Dword c holds bytes 4 (c % 4)..4 (c % 4) + 3 of block c / 4.
   static constexpr int chunk(int c, int f) { return 8 * (c / 4) + 4 * f + c % 4; }
   static __m512i codes(__m512i fields) { return F::panel_codes(fields); }

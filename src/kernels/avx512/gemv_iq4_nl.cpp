@@ -3,6 +3,8 @@
 
 #include <cstring>
 
+#include <cstddef>
+
 #include "format/blocks.hpp"
 #include "format/iq_tables.hpp"
 #include "kernels/avx512/gemv.hpp"
@@ -19,6 +21,11 @@ struct IQ4NL {
   static constexpr int kBias = 128;
   static constexpr int kBlockWords = sizeof(format::BlockIQ4_NL) / 2;  // 9: every block starts at an even byte
   static constexpr int kUnitBytes = 4 * sizeof(format::BlockIQ4_NL);   // 72
+
+  // The 16 code bytes of block g: byte j holds values j and 16 + j.
+  static const uint8_t* group_codes(const uint8_t* p, int g) {
+    return p + g * sizeof(format::BlockIQ4_NL) + offsetof(format::BlockIQ4_NL, qs);
+  }
 
   // Word permutes over the unit's first 64 bytes (a) and its bytes 8-71 (b), whose word i is the unit's i + 4.
   // Codes, transposed: dword 4L + g holds code bytes 4L..4L+3 of block g, unit words 9g + 1 + 2L and the next.

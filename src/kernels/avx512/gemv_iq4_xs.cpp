@@ -1,6 +1,8 @@
 // IQ4_XS x int8 activations, AVX-512 VNNI: one super-block (8 groups of 32 values with 6-bit scales) per unit.
 #include <immintrin.h>
 
+#include <cstddef>
+
 #include "format/blocks.hpp"
 #include "format/iq_tables.hpp"
 #include "kernels/avx512/gemv.hpp"
@@ -17,6 +19,9 @@ struct IQ4XS {
   static constexpr int kUnitBytes = sizeof(format::BlockIQ4_XS);
   static constexpr const int8_t (&kLevels)[16] = format::kIQ4Values;
   static constexpr int kBias = 128;
+
+  // The 16 code bytes of group g: byte j holds values j and 16 + j.
+  static const uint8_t* group_codes(const uint8_t* p, int g) { return p + offsetof(format::BlockIQ4_XS, qs) + 16 * g; }
 
   static void decode(const uint8_t* row, int64_t u, NibbleWeights (&w)[kSteps]) {
     const auto& b = reinterpret_cast<const format::BlockIQ4_XS*>(row)[u];

@@ -216,9 +216,8 @@ void gemv_nibble(const uint8_t* w, size_t row_bytes, int64_t m0, int64_t m1, con
   with_rows(x.rows, [&]<int NR>() { gemv_nibble_rows<F, NR>(w, row_bytes, m0, m1, acts, x.k, y, ldy, residual); });
 }
 
-// 256 values as a panel run (panel_rows.hpp) of their code bytes: the panel transposes the code bytes of the two
-// steps and looks the levels up after (dword 4L + g of step s holds bytes 4L..4L+3 of group 4s + g, whose low
-// nibbles are its values 4L.. and high ones 16 + 4L..); the group scales per 16.
+// 256 values as a panel run (panel_rows.hpp) of their code bytes (F::group_codes): the panel transposes the code
+// bytes as stored and looks the levels up after; the group scales per 16.
 template <class F>
 struct NibblePanel {
   static constexpr int kUnits = 256 / F::kUnitValues;
@@ -238,13 +237,9 @@ struct NibblePanel {
       }
     }
   }
-  static void packed(const uint8_t* p, __m512i (&bytes)[2]) {
-    NibbleWeights w[2];
-    steps(p, w);
-    bytes[0] = w[0].codes;
-    bytes[1] = w[1].codes;
-  }
-  static constexpr int chunk(int c, int f) { return 8 * (4 * (c / 16) + c % 4) + 4 * f + c % 16 / 4; }
+  static const uint8_t* piece(const uint8_t* p, int i) { return F::group_codes(p, i); }
+  // Dword c holds bytes 4 (c % 4)..4 (c % 4) + 3 of group c / 4.
+  static constexpr int chunk(int c, int f) { return 8 * (c / 4) + 4 * f + c % 4; }
   static __m512i codes(__m512i fields) { return level_codes(F::kLevels, fields); }
   static void factors(const uint8_t* p, __m512& scales, __m512& offsets) {
     NibbleWeights w[2];

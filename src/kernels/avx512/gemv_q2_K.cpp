@@ -41,9 +41,7 @@ struct Q2K {
 // 2f, 2f + 1.
 struct Q2KPanel : KPanel<Q2K> {
   static constexpr int kBits = 2;
-  static void packed(const uint8_t* p, __m512i (&bytes)[1]) {
-    bytes[0] = _mm512_loadu_si512(p + offsetof(format::BlockQ2_K, qs));
-  }
+  static const uint8_t* piece(const uint8_t* p, int i) { return p + offsetof(format::BlockQ2_K, qs) + 16 * i; }
   static constexpr int chunk(int c, int f) { return 32 * (c / 8) + 8 * f + c % 8; }
   static __m512i codes(__m512i fields) { return _mm512_or_si512(fields, _mm512_set1_epi8(static_cast<char>(0x80))); }
 };

@@ -12,11 +12,7 @@ namespace {
 // next 32 in their high nibbles.
 struct Q4KPanel : KPanel<K4Format<format::BlockQ4_K>> {
   static constexpr int kBits = 4;
-  static void packed(const uint8_t* p, __m512i (&bytes)[2]) {
-    const uint8_t* qs = p + offsetof(format::BlockQ4_K, qs);
-    bytes[0] = _mm512_loadu_si512(qs);
-    bytes[1] = _mm512_loadu_si512(qs + 64);
-  }
+  static const uint8_t* piece(const uint8_t* p, int i) { return p + offsetof(format::BlockQ4_K, qs) + 16 * i; }
   static constexpr int chunk(int c, int f) { return 16 * (c / 8) + 8 * f + c % 8; }
   static __m512i codes(__m512i fields) { return _mm512_or_si512(fields, _mm512_set1_epi8(static_cast<char>(0x80))); }
 };

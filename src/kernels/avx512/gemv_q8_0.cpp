@@ -1,5 +1,7 @@
 // Q8_0 x int8 activations, AVX-512 VNNI: four blocks a step (gemv_groups.hpp), the signed levels made unsigned
 // by flipping their top bit (level + 128).
+#include <cstddef>
+
 #include "format/blocks.hpp"
 #include "kernels/avx512/gemv_groups.hpp"
 #include "kernels/avx512/kernels.hpp"
@@ -42,11 +44,11 @@ struct Q8_0 {
   };
 };
 
-// Panels take the code bytes as stored (panel_rows.hpp): blocks 2c and 2c + 1 are values 64c..64c+63.
+// Panels take the code bytes as stored (panel_rows.hpp): code dword c is values 4c..4c+3.
 struct Q8_0Panel : GroupPanel<Q8_0> {
   static constexpr int kBits = 8;
-  static void packed(const uint8_t* p, __m512i (&bytes)[4]) {
-    for (int c = 0; c < 4; ++c) bytes[c] = Q8_0::pair(p, 2 * c);
+  static const uint8_t* piece(const uint8_t* p, int i) {
+    return p + i / 2 * Q8_0::kBlockBytes + offsetof(format::BlockQ8_0, qs) + 16 * (i % 2);
   }
   static constexpr int chunk(int c, int) { return c; }
   static __m512i codes(__m512i bytes) { return _mm512_xor_si512(bytes, _mm512_set1_epi8(static_cast<char>(0x80))); }

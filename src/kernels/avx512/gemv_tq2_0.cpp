@@ -46,9 +46,7 @@ struct TQ2Panel {
   static constexpr int kRunBytes = sizeof(format::BlockTQ2_0);
   static constexpr bool kOffsets = false;
   static constexpr int kBits = 2;
-  static void packed(const uint8_t* p, __m512i (&bytes)[1]) {
-    bytes[0] = _mm512_loadu_si512(p + offsetof(format::BlockTQ2_0, qs));
-  }
+  static const uint8_t* piece(const uint8_t* p, int i) { return p + offsetof(format::BlockTQ2_0, qs) + 16 * i; }
   static constexpr int chunk(int c, int f) { return 32 * (c / 8) + 8 * f + c % 8; }
   static __m512i codes(__m512i fields) { return _mm512_add_epi8(fields, _mm512_set1_epi8(127)); }  // level + 128
   static void factors(const uint8_t* p, __m512& scales, __m512& offsets) {

@@ -12,12 +12,12 @@
 //     static void decode(const uint8_t* p, __m512i (&q)[4], __m512& scales, __m512& offsets);
 //   };
 //
-// A format whose codes are bit fields of its bytes may instead supply those bytes and its factors alone; the panel
-// then transposes the bytes, up to 4 times fewer words than the codes, and extracts the fields after:
+// A format whose codes are bit fields of its bytes may instead supply where those bytes are, and its factors; the
+// panel then transposes the bytes, up to 4 times fewer words than the codes, and extracts the fields after:
 //
-//     static constexpr int kBits;                                      // 2, 4 or 8: 8 / kBits fields a byte
-//     static void packed(const uint8_t* p, __m512i (&bytes)[kBits / 2]);  // the run's code bytes
-//     static constexpr int chunk(int c, int f);  // the chunk (values 4x..4x+3) in field f of the bytes of dword c
+//     static constexpr int kBits;                                 // 2, 4 or 8: 8 / kBits fields a byte
+//     static const uint8_t* piece(const uint8_t* p, int i);       // the run's code bytes 16i..16i+15
+//     static constexpr int chunk(int c, int f);  // the chunk (values 4x..4x+3) in field f of code dword c
 //     static __m512i codes(__m512i fields);      // fields (below 2^kBits a byte) to panel codes, q + 128
 //     static void factors(const uint8_t* p, __m512& scales, __m512& offsets);  // as decode gives them
 #pragma once
@@ -69,6 +69,30 @@ inline void load_transposed(const void* rows, __m512i (&r)[16]) {
   transpose_words(r);
 }
 
+// Code bytes 16i..16i+15 of 16 rows (piece(l): row l's) as four chunks: word j of every row's piece in out[j],
+// row l in word l. Broadcast loads merged by 128-bit lane gather rows l, l + 4, l + 8, l + 12; one in-lane 4 x 4
+// transpose finishes. The merges run on either vector port, where transposing whole registers takes twice the
+// shuffles, all on one.
+template <class Piece>
+inline void transpose_pieces(Piece piece, __m512i (&out)[4]) {
+  const auto at = [&](int l) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(piece(l))); };
+  __m512i a[4];
+  for (int g = 0; g < 4; ++g) {
+    a[g] = _mm512_broadcast_i32x4(at(g));
+    a[g] = _mm512_mask_broadcast_i32x4(a[g], 0x00f0, at(4 + g));
+    a[g] = _mm512_mask_broadcast_i32x4(a[g], 0x0f00, at(8 + g));
+    a[g] = _mm512_mask_broadcast_i32x4(a[g], 0xf000, at(12 + g));
+  }
+  const __m512i t0 = _mm512_maskz_unpacklo_epi32(0xffff, a[0], a[1]);
+  const __m512i t1 = _mm512_maskz_unpackhi_epi32(0xffff, a[0], a[1]);
+  const __m512i t2 = _mm512_maskz_unpacklo_epi32(0xffff, a[2], a[3]);
+  const __m512i t3 = _mm512_maskz_unpackhi_epi32(0xffff, a[2], a[3]);
+  out[0] = _mm512_maskz_unpacklo_epi64(0xff, t0, t2);
+  out[1] = _mm512_maskz_unpackhi_epi64(0xff, t0, t2);
+  out[2] = _mm512_maskz_unpacklo_epi64(0xff, t1, t3);
+  out[3] = _mm512_maskz_unpackhi_epi64(0xff, t1, t3);
+}
+
 // A masked store of 64 bytes: GCC turns a loop of plain ones (with a zero flip) into a memcpy of variable length
 // through the stack, which measured 2 to 3 times slower than the whole decoding.
 inline void store_chunk(void* out, __m512i v) { _mm512_mask_storeu_epi32(out, 0xffff, v); }
@@ -105,16 +129,21 @@ PanelShape panel_rows(const uint8_t* w, size_t row_bytes, int rows, int64_t k, u
                       float* offsets) {
   constexpr int kRun = 256;
   constexpr int kBlockBytes = F::kRunBytes / (kRun / F::kBlockValues);
-  // One run of every row, by 64-value chunk (or its code bytes); the rows past `rows` stay zero.
-  constexpr int kRegisters = [] {
-    if constexpr (PackedFields<F>) return F::kBits / 2;
-    return 4;
-  }();
-  alignas(64) int8_t q[kRegisters][kPanelRows][64];
+  // Decoded formats: one run of every row, by 64-value chunk, the rows past `rows` zero (unused by the others).
+  constexpr int kDecoded = PackedFields<F> ? 1 : 4;
+  alignas(64) int8_t q[kDecoded][kPanelRows][64];
   alignas(64) float sc[kPanelRows][kRun / 16];
   alignas(64) float off[kPanelRows][kRun / 16];
+  // Where each row's run is: past `rows`, zero bytes; in a row's last run, which may hold fewer blocks, a
+  // zero-padded copy (zero blocks, zero scales).
+  alignas(64) static constexpr uint8_t kZeroRun[F::kRunBytes] = {};
+  alignas(64) uint8_t padded[kPanelRows][F::kRunBytes];
+  const uint8_t* run[kPanelRows];
   for (int l = rows; l < kPanelRows; ++l) {
-    for (auto& chunk : q) std::memset(chunk[l], 0, sizeof chunk[l]);
+    run[l] = kZeroRun;
+    if constexpr (!PackedFields<F>) {
+      for (auto& chunk : q) std::memset(chunk[l], 0, sizeof chunk[l]);
+    }
     std::memset(sc[l], 0, sizeof sc[l]);
     if constexpr (F::kOffsets) std::memset(off[l], 0, sizeof off[l]);
   }
@@ -128,22 +157,20 @@ PanelShape panel_rows(const uint8_t* w, size_t row_bytes, int rows, int64_t k, u
     for (int l = 0; l < rows; ++l) {
       const uint8_t* p = w + l * row_bytes + at;
       prefetch_run<F::kRunBytes>(p);
-      // A row's last run may hold fewer blocks: decoded from a zero-padded copy (zero blocks, zero scales).
-      alignas(64) uint8_t padded[F::kRunBytes];
       if (values < kRun) {
-        std::memset(padded, 0, sizeof padded);
-        std::memcpy(padded, p, static_cast<size_t>(values / F::kBlockValues) * kBlockBytes);
-        p = padded;
+        std::memset(padded[l], 0, sizeof padded[l]);
+        std::memcpy(padded[l], p, static_cast<size_t>(values / F::kBlockValues) * kBlockBytes);
+        p = padded[l];
       }
-      __m512i v[kRegisters];
+      run[l] = p;
       __m512 s, o;
       if constexpr (PackedFields<F>) {
-        F::packed(p, v);
         F::factors(p, s, o);
       } else {
+        __m512i v[kDecoded];
         F::decode(p, v, s, o);
+        for (int c = 0; c < kDecoded; ++c) _mm512_store_si512(q[c][l], v[c]);
       }
-      for (int c = 0; c < kRegisters; ++c) _mm512_store_si512(q[c][l], v[c]);
       _mm512_store_ps(sc[l], s);
       const __m512i bits = _mm512_castps_si512(s);
       split = _mm512_ternarylogic_epi32(split, bits, _mm512_maskz_shuffle_epi32(0xffff, bits, _MM_PERM_CDAB), 0xf6);
@@ -157,13 +184,17 @@ PanelShape panel_rows(const uint8_t* w, size_t row_bytes, int rows, int64_t k, u
     uint8_t* run_codes = codes + i0 / 4 * 64;
     if constexpr (PackedFields<F>) {
       const __m512i field = _mm512_set1_epi8(static_cast<char>((1 << F::kBits) - 1));
-      for (int h = 0; h < kRegisters; ++h) {
-        __m512i r[16];
-        load_transposed(q[h], r);
-        for (int i = 0; i < 16; ++i) {
+      // Unrolled, so that chunk indices are constants and the words stay in registers.
+      #pragma GCC unroll 16
+      for (int i = 0; i < 2 * F::kBits; ++i) {
+        __m512i words[4];
+        transpose_pieces([&](int l) { return F::piece(run[l], i); }, words);
+        #pragma GCC unroll 4
+        for (int j = 0; j < 4; ++j) {
+          #pragma GCC unroll 4
           for (int f = 0; f < 8 / F::kBits; ++f) {
-            const int c = F::chunk(16 * h + i, f);
-            const __m512i shifted = f == 0 ? r[i] : _mm512_srli_epi16(r[i], F::kBits * f);
+            const int c = F::chunk(4 * i + j, f);
+            const __m512i shifted = f == 0 ? words[j] : _mm512_srli_epi16(words[j], F::kBits * f);
             const __m512i bits = F::kBits == 8 ? shifted : _mm512_and_si512(shifted, field);
             if (4 * c < values) store_chunk(run_codes + 64 * c, F::codes(bits));
           }
