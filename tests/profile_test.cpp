@@ -15,8 +15,6 @@
 namespace ggufmm {
 namespace {
 
-namespace fs = std::filesystem;
-
 class Profile : public ::testing::Test {
  protected:
   void TearDown() override { set_profile(std::nullopt); }

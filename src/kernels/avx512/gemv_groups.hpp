@@ -453,8 +453,7 @@ template <class F>
 struct NibbleGroupPanel : GroupPanel<F> {
   static constexpr int kBits = 4;
   static const uint8_t* piece(const uint8_t* p, int i) { return p + i * F::kBlockBytes + F::kCodesAt; }
-  // Dword c holds bytes 4 (c % 4)..4 (c % 4) + 3 of block c / 4.
-  static constexpr int chunk(int c, int f) { return 8 * (c / 4) + 4 * f + c % 4; }
+  static constexpr int chunk(int c, int f) { return nibble_group_chunk(c, f); }
   static __m512i codes(__m512i fields) { return F::panel_codes(fields); }
 };
 

@@ -1,9 +1,8 @@
 // IQ4_NL x int8 activations, AVX-512 VNNI: four 32-value blocks per unit.
 #include <immintrin.h>
 
-#include <cstring>
-
 #include <cstddef>
+#include <cstring>
 
 #include "format/blocks.hpp"
 #include "format/iq_tables.hpp"

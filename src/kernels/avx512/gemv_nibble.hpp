@@ -238,8 +238,7 @@ struct NibblePanel {
     }
   }
   static const uint8_t* piece(const uint8_t* p, int i) { return F::group_codes(p, i); }
-  // Dword c holds bytes 4 (c % 4)..4 (c % 4) + 3 of group c / 4.
-  static constexpr int chunk(int c, int f) { return 8 * (c / 4) + 4 * f + c % 4; }
+  static constexpr int chunk(int c, int f) { return nibble_group_chunk(c, f); }
   static __m512i codes(__m512i fields) { return level_codes(F::kLevels, fields); }
   static void factors(const uint8_t* p, __m512& scales, __m512& offsets) {
     NibbleWeights w[2];

@@ -124,6 +124,10 @@ inline __m512i level_codes(const int8_t (&levels)[16], __m512i nibbles) {
 template <class F>
 concept PackedFields = requires { F::kBits; };
 
+// The chunk of field f of code dword c for 4-bit codes stored as 16 bytes a 32-value group (byte j: values j and
+// 16 + j): dword c holds bytes 4 (c % 4)..4 (c % 4) + 3 of group c / 4.
+constexpr int nibble_group_chunk(int c, int f) { return 8 * (c / 4) + 4 * f + c % 4; }
+
 template <class F>
 PanelShape panel_rows(const uint8_t* w, size_t row_bytes, int rows, int64_t k, uint8_t* codes, float* scales,
                       float* offsets) {
