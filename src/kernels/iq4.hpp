@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "format/blocks.hpp"
+#include "kernels/kernels.hpp"
 
 namespace ggufmm::kernels {
 namespace {
@@ -30,15 +31,13 @@ inline __m256 iq4_xs_group_scales(const format::BlockIQ4_XS& b) {
 }
 
 // The weight streams from memory: without help the hardware keeps too few lines in flight for one core to read
-// at the machine's bandwidth while it computes. Prefetching a unit's lines this far ahead into L2 (beyond the
-// current weight row: the next rows follow in memory) measured best. Successive units cover every line: the
-// addresses they prefetch are at most 64 bytes apart.
-constexpr int kIQ4PrefetchDistance = 16384;
-template <int UnitBytes>
+// at the machine's bandwidth while it computes. Prefetching a unit's lines this far ahead, in the order they are
+// read, into L2 measured best. Successive units cover every line: the addresses they prefetch are at most 64
+// bytes apart.
+constexpr size_t kIQ4PrefetchDistance = 16384;
+template <size_t UnitBytes>
 inline void iq4_prefetch(const uint8_t* unit) {
-  for (int l = 0; l < UnitBytes; l += 64) {
-    _mm_prefetch(reinterpret_cast<const char*>(unit + kIQ4PrefetchDistance + l), _MM_HINT_T1);
-  }
+  prefetch_lines<UnitBytes, true>(reinterpret_cast<uintptr_t>(unit) + kIQ4PrefetchDistance);
 }
 
 }  // namespace

@@ -361,8 +361,9 @@ void gemv_k_rows(const uint8_t* w, size_t row_bytes, int64_t m0, int64_t m1, con
       k_unroll<NR>([&]<int R>() {
         for (int a = 0; a < kAccs; ++a) acc[R][a] = _mm256_setzero_ps();
       });
+      SlicePrefetch<sizeof(typename F::Block)> ahead(w, row_bytes, o, j0, j1);
       for (int64_t j = j0; j < j1; ++j) {
-        prefetch_ahead<sizeof(typename F::Block)>(&b[j]);
+        ahead.step();
         const F f(b[j]);
         // Weight times activation scale per row and group, read back as broadcasts (no shuffle per group and row).
         alignas(32) float ds[NR][kGroups];

@@ -473,8 +473,9 @@ void gemv_k_rows(const uint8_t* w, size_t row_bytes, int64_t m0, int64_t m1, con
       const auto* b = reinterpret_cast<const typename F::Block*>(w + static_cast<size_t>(o) * row_bytes);
       __m512 acc[NR], accm[NR];
       for_chunks<NR>([&]<int R>() { acc[R] = accm[R] = _mm512_setzero_ps(); });
+      SlicePrefetch<sizeof(typename F::Block)> ahead(w, row_bytes, o, j0, j1);
       for (int64_t j = j0; j < j1; ++j) {
-        prefetch_ahead<sizeof(typename F::Block)>(&b[j]);
+        ahead.step();
         const KDecoded kd = F::decode(b[j]);
         for_chunks<NR>([&]<int R>() {
           const int8_t* xq = x.q + R * x.k + j * kValues;

@@ -157,12 +157,14 @@ template <class F, int NR, int W, bool Tail = false, int... S>
 inline void dot_nibble_unit(__m512i table, const uint8_t* row, size_t row_bytes, int64_t u, int groups,
                             const NibbleActs& x, __m512 (&acc)[W][NR], std::integer_sequence<int, S...>) {
   NibbleWeights w[W][sizeof...(S)];
+  if constexpr (!Tail) {
+    prefetch_pass<F::kUnitBytes, W, kIQ4PrefetchDistance, true>(row, row_bytes, static_cast<size_t>(u) * F::kUnitBytes);
+  }
   #pragma GCC unroll 8
   for (int i = 0; i < W; ++i) {
     if constexpr (Tail) {
       F::decode_tail(row + i * row_bytes, u, groups, w[i]);
     } else {
-      iq4_prefetch<F::kUnitBytes>(row + i * row_bytes + u * F::kUnitBytes);
       F::decode(row + i * row_bytes, u, w[i]);
     }
   }
