@@ -96,16 +96,14 @@ namespace {
 // 32 runs of 8, each run one whole grid word. A step decodes a block in 4 chunks of 64 values (8 runs, one
 // gather of 8 words) and feeds each chunk to every activation row. The weight bytes take one of three forms:
 enum class Grid8Form {
-  Signed,       // |q| and a mask of the negative weights, moved onto the activations
-  RunOffset,    // q + kOffset >= 0: the dot product drops kOffset times the activation sum of each dpbusd lane
-  GroupOffset,  // q + o_g >= 0 for an offset o_g per group of 32: the row drops o_g times the group's qsum
+  Signed,  // |q| and a mask of the negative weights, moved onto the activations
+  Offset,  // u = q + o >= 0 for an offset o per half (16 values): the row drops o times the half's activation sum
 };
 // A format supplies the decoding of one block:
 //
 //   struct Codes {
 //     using Block = ...;
 //     static constexpr Grid8Form kForm;
-//     static constexpr int kOffset;               // RunOffset only
 //     static constexpr int kScaleValues;          // values per weight scale: 16 or 32
 //     static constexpr int kPairings;             // 1 or 2: see below
 //     explicit Codes(const Block& b);             // or, given a type Scratch, Codes(const Block&, Scratch&)
@@ -113,7 +111,7 @@ enum class Grid8Form {
 //     template <int C> __mmask64 negative() const;  // Signed only: bit j set where value j is negative
 //     __m512i scales() const;    // the odd integer scale of each half (16 values) or group, one per dword
 //     __m256 unit() const;       // the float value of scale 1, broadcast (super-block scale included)
-//     __m256 offsets() const;    // GroupOffset only: -o_g times the group's scale, per group
+//     __m512 offsets() const;    // Offset only: o times the half's scale, per half (in units of unit())
 //   };
 //
 // The integer sums of a row stay integer until one conversion per block: dpbusd leaves 16 lanes of 4 products per
@@ -181,7 +179,6 @@ struct Grid8Step {
   static constexpr int kPairings = Codes::kPairings;
   static_assert(kPairings == 1 || kPairings == 2);
   static_assert(Codes::kScaleValues == 16 || Codes::kScaleValues == 32);
-  static_assert(Codes::kScaleValues == 32 || Codes::kForm != Grid8Form::GroupOffset);
 
   // Half h of the block (16 values) as the dword of scales() that holds its scale, times 2: a word index.
   static constexpr int scale_word(int half) { return 2 * (Codes::kScaleValues == 16 ? half : half / 2); }
@@ -195,9 +192,6 @@ struct Grid8Step {
     const __m512i zero = _mm512_setzero_si512();
     if constexpr (Codes::kForm == Grid8Form::Signed) {
       return dot_signed(zero, w, negative, xq);
-    } else if constexpr (Codes::kForm == Grid8Form::RunOffset) {
-      return _mm512_sub_epi32(_mm512_dpbusd_epi32(zero, w, xq),
-                              _mm512_dpbusd_epi32(zero, _mm512_set1_epi8(Codes::kOffset), xq));
     } else {
       return _mm512_dpbusd_epi32(zero, w, xq);
     }
@@ -224,12 +218,12 @@ struct Grid8Step {
     const __m256 unit = c.unit();
     __m256 ds[NR];
     for (int r = 0; r < NR; ++r) ds[r] = _mm256_mul_ps(_mm256_loadu_ps(x.d + r * groups + i / kGroup), unit);
-    if constexpr (Codes::kForm == Grid8Form::GroupOffset) {
-      const __m256 offsets = c.offsets();
+    if constexpr (Codes::kForm == Grid8Form::Offset) {
+      // One multiply-add per row and block: the float activation sums of the 16 halves against the offsets.
+      const __m512 dropped = _mm512_mul_ps(c.offsets(), _mm512_broadcastss_ps(_mm256_castps256_ps128(unit)));
+      const int64_t halves = x.k / kSumGroup;
       for (int r = 0; r < NR; ++r) {
-        const __m128i qsum = _mm_loadu_si128(reinterpret_cast<const __m128i*>(x.qsum + r * groups + i / kGroup));
-        const __m256 dropped = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi16_epi32(qsum)), offsets);
-        acc[r] = _mm512_fmadd_ps(_mm512_zextps256_ps512(dropped), _mm512_zextps256_ps512(ds[r]), acc[r]);
+        acc[r] = _mm512_fnmadd_ps(dropped, _mm512_loadu_ps(x.sum + r * halves + i / kSumGroup), acc[r]);
       }
     }
     const __m512i scales = c.scales();
@@ -286,10 +280,10 @@ inline __m512 grid8_sub_scales(const Codes& c) {
 }
 
 // A codebook block as a panel run (panel_rows.hpp): the integers are the signed magnitudes, or the codes less
-// their offset (RunOffset); the scales of grid8_sub_scales.
+// their offset where that is one constant, kOffset; the scales of grid8_sub_scales.
 template <class Codes>
 struct Grid8Panel {
-  static_assert(Codes::kForm != Grid8Form::GroupOffset);
+  static_assert(Codes::kForm == Grid8Form::Signed || requires { Codes::kOffset; });
   static constexpr int kBlockValues = 256;
   static constexpr int kRunBytes = sizeof(typename Codes::Block);
   static constexpr bool kOffsets = false;

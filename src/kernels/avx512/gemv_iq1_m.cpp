@@ -11,13 +11,13 @@ namespace ggufmm::kernels::avx512 {
 namespace {
 
 // A value is d * (2s + 1) * (g + delta) with delta = +-1/8 per run: in eighths q = 8g +- 1. The kernel multiplies
-// u = q + 9 >= 0 and drops 9 times the activation sum of each lane.
+// u = q + 9 >= 0 and drops 9 times the activation sum of each half.
 struct IQ1M {
   using Block = format::BlockIQ1_M;
-  static constexpr Grid8Form kForm = Grid8Form::RunOffset;
+  static constexpr Grid8Form kForm = Grid8Form::Offset;
   static constexpr int kOffset = 9;
   static constexpr int kScaleValues = 16;
-  static constexpr int kPairings = 2;  // |q x| <= 9 * 127: runs of 8 fit int16
+  static constexpr int kPairings = 2;  // |u x| <= 18 * 127: runs of 8 fit int16
 
   const Block& b;
   uint64_t words;  // the four scale words
@@ -48,6 +48,7 @@ struct IQ1M {
     return _mm512_ternarylogic_epi32(_mm512_slli_epi32(s, 1), _mm512_set1_epi32(0xe), _mm512_set1_epi32(1),
                                      0xea);  // 2s + 1
   }
+  __m512 offsets() const { return _mm512_mul_ps(_mm512_cvtepi32_ps(scales()), _mm512_set1_ps(kOffset)); }
   __m256 unit() const {  // the fp16 super-block scale is the top nibbles of the scale words
     return _mm256_set1_ps(half(static_cast<uint16_t>(_pext_u64(words, 0xf000f000f000f000ull))) * 0.125f);
   }

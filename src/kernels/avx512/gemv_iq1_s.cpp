@@ -11,10 +11,10 @@ namespace ggufmm::kernels::avx512 {
 namespace {
 
 // A value is d * (2s + 1) * (g + delta) with delta = +-1/8. The kernel multiplies u = g + 1 >= 0 and drops
-// (1 - delta) times each group's activation sum.
+// (1 - delta) times the activation sum of each half of the group.
 struct IQ1S {
   using Block = format::BlockIQ1_S;
-  static constexpr Grid8Form kForm = Grid8Form::GroupOffset;
+  static constexpr Grid8Form kForm = Grid8Form::Offset;
   static constexpr int kScaleValues = 32;
   static constexpr int kPairings = 2;  // |u x| <= 2 * 127: runs of 8 fit int16
 
@@ -41,11 +41,13 @@ struct IQ1S {
   }
   __m512i scales() const { return _mm512_castsi256_si512(odd()); }
   __m256 unit() const { return _mm256_cvtph_ps(_mm_set1_epi16(static_cast<short>(b.d))); }
-  __m256 offsets() const {
-    // Bit 15 is the delta's sign: -(1 + 1/8) where the delta is negative, -(1 - 1/8) where it is positive.
-    const __m256 o = _mm256_blendv_ps(_mm256_set1_ps(-0.875f), _mm256_set1_ps(-1.125f),
+  __m512 offsets() const {
+    // Bit 15 is the delta's sign: 1 + 1/8 where the delta is negative, 1 - 1/8 where it is positive.
+    const __m256 o = _mm256_blendv_ps(_mm256_set1_ps(0.875f), _mm256_set1_ps(1.125f),
                                       _mm256_castsi256_ps(_mm256_slli_epi32(h, 16)));
-    return _mm256_mul_ps(o, _mm256_cvtepi32_ps(odd()));
+    const __m256 per_group = _mm256_mul_ps(o, _mm256_cvtepi32_ps(odd()));
+    return _mm512_permutexvar_ps(_mm512_set_epi32(7, 7, 6, 6, 5, 5, 4, 4, 3, 3, 2, 2, 1, 1, 0, 0),
+                                 _mm512_castps256_ps512(per_group));
   }
 };
 
