@@ -23,13 +23,19 @@ struct Panel {
   const float* offsets = nullptr;  // [k / S][16]; null for symmetric weights
 };
 
+// What a tile kernel needs of a group of S activation values besides their codes, side by side so that a tile
+// of rows reads one stream per row, not three.
+struct TileGroup {
+  int32_t bias = 0;  // -128 times the sum of the codes: undoes the weight codes' +128
+  float d = 0.0f;    // the codes' scale (that of their group of 32)
+  float sum = 0.0f;  // d * (sum of the codes): the offset term
+};
+
 // Activation rows prepared for the tile kernels of one panel group size S.
 struct TileActivations {
   int64_t k = 0;
-  const int8_t* q = nullptr;      // [rows][k] codes (as for gemv)
-  const float* d = nullptr;       // [rows][k / 32] code scales
-  const int32_t* bias = nullptr;  // [rows][k / S] -128 times the sums of the codes: undo the weight codes' +128
-  const float* sum = nullptr;     // [rows][k / S] d * (sum of q): the offset term
+  const int8_t* q = nullptr;          // [rows][k] codes (as for gemv)
+  const TileGroup* group = nullptr;  // [rows][k / S]
 };
 
 // y[r * ldy + o0 + l] = sum_i W[o0 + l][i] * X[r][i] (+ residual) for rows r in [r0, r0 + nr), and weight

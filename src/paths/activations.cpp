@@ -28,9 +28,8 @@ ActivationBuffer::ActivationBuffer(const float* x, int64_t rows, int64_t k, Type
   d_.resize(static_cast<size_t>(rows * k / kernels::kGroup));
   qsum_.resize(d_.size());
   sum16_.resize(static_cast<size_t>(rows * k / kernels::kSumGroup));
-  bias16_.resize(sum16_.size());
-  bias32_.resize(d_.size());
-  sum32_.resize(d_.size());
+  tile16_.resize(sum16_.size());
+  tile32_.resize(d_.size());
   const kernels::QuantizeActFn quantize = kernels::find_quantize_act(isa);
   // Blocks of rows of about 1 MiB of values each (one block for few rows, as in decoding).
   const int64_t per_block = std::max<int64_t>(1, (int64_t{1} << 20) / std::max<int64_t>(k, 1));
@@ -57,23 +56,23 @@ ActivationBuffer::ActivationBuffer(const ActivationBuffer& from, std::span<const
   gather(from.d_, k / kernels::kGroup, rows, d_);
   gather(from.qsum_, k / kernels::kGroup, rows, qsum_);
   gather(from.sum16_, k / kernels::kSumGroup, rows, sum16_);
-  gather(from.bias16_, k / kernels::kSumGroup, rows, bias16_);
-  gather(from.bias32_, k / kernels::kGroup, rows, bias32_);
-  gather(from.sum32_, k / kernels::kGroup, rows, sum32_);
+  gather(from.tile16_, k / kernels::kSumGroup, rows, tile16_);
+  gather(from.tile32_, k / kernels::kGroup, rows, tile32_);
 }
 
-// The tile kernels work in groups of 16 or 32 values; both kinds of sums are kept, for rows [r0, r1): the float
-// sums, and -128 times the code sums, which seed the kernels' integer sums.
+// The tile kernels work in groups of 16 or 32 values; both kinds are kept, for rows [r0, r1): -128 times the
+// code sums, which seed the kernels' integer sums, the code scale, and the float sums.
 void ActivationBuffer::derive_tile_sums(int64_t r0, int64_t r1) {
   const auto per_row = static_cast<size_t>(k_ / kernels::kSumGroup);
   for (size_t g = static_cast<size_t>(r0) * per_row; g < static_cast<size_t>(r1) * per_row; ++g) {
     int32_t total = 0;
     for (size_t i = 0; i < kernels::kSumGroup; ++i) total += q_[g * kernels::kSumGroup + i];
-    bias16_[g] = -128 * total;
+    tile16_[g] = {.bias = -128 * total, .d = d_[g / 2], .sum = sum16_[g]};
   }
   for (size_t g = static_cast<size_t>(r0) * per_row / 2; g < static_cast<size_t>(r1) * per_row / 2; ++g) {
-    bias32_[g] = bias16_[2 * g] + bias16_[2 * g + 1];
-    sum32_[g] = sum16_[2 * g] + sum16_[2 * g + 1];
+    tile32_[g] = {.bias = tile16_[2 * g].bias + tile16_[2 * g + 1].bias,
+                  .d = d_[g],
+                  .sum = sum16_[2 * g] + sum16_[2 * g + 1]};
   }
 }
 
@@ -89,8 +88,7 @@ kernels::Activations ActivationBuffer::view(int64_t r0, int n) const {
 }
 
 kernels::TileActivations ActivationBuffer::tile_view(int group) const {
-  return {k_, q_.data(), d_.data(), group == 32 ? bias32_.data() : bias16_.data(),
-          group == 32 ? sum32_.data() : sum16_.data()};
+  return {k_, q_.data(), group == 32 ? tile32_.data() : tile16_.data()};
 }
 
 }  // namespace ggufmm::paths

@@ -34,9 +34,9 @@ class ActivationBuffer {
   const float* f32_ = nullptr;  // the caller's rows, or f32_copy_
   runtime::AlignedVector<float> f32_copy_;
   runtime::AlignedVector<int8_t> q_;
-  runtime::AlignedVector<float> d_, sum16_, sum32_;
+  runtime::AlignedVector<float> d_, sum16_;
   runtime::AlignedVector<int16_t> qsum_;
-  runtime::AlignedVector<int32_t> bias16_, bias32_;
+  runtime::AlignedVector<kernels::TileGroup> tile16_, tile32_;
 };
 
 }  // namespace ggufmm::paths

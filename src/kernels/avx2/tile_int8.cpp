@@ -39,14 +39,13 @@ template <int NR, int S, bool Asym>
 void panel_rows(const Panel& panel, int valid, const TileActivations& x, int64_t r0, float* y, int64_t ldy,
                 int64_t o0, const float* residual) {
   const int64_t groups = x.k / S;
-  const int64_t code_groups = x.k / 32;
   __m256 acc[NR][2];
   for (int r = 0; r < NR; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_ps();
   for (int64_t g = 0; g < groups; ++g) {
     __m256i t[NR][2];
     for (int r = 0; r < NR; ++r) {
 #if defined(__AVXVNNI__)
-      t[r][0] = t[r][1] = _mm256_set1_epi32(x.bias[(r0 + r) * groups + g]);
+      t[r][0] = t[r][1] = _mm256_set1_epi32(x.group[(r0 + r) * groups + g].bias);
 #else
       t[r][0] = t[r][1] = _mm256_setzero_si256();
 #endif
@@ -63,7 +62,7 @@ void panel_rows(const Panel& panel, int valid, const TileActivations& x, int64_t
     }
     const __m256 scale[2] = {_mm256_loadu_ps(panel.scales + g * 16), _mm256_loadu_ps(panel.scales + g * 16 + 8)};
     for (int r = 0; r < NR; ++r) {
-      const __m256 dx = _mm256_set1_ps(x.d[(r0 + r) * code_groups + g * S / 32]);
+      const __m256 dx = _mm256_set1_ps(x.group[(r0 + r) * groups + g].d);
       for (int h = 0; h < 2; ++h) {
         acc[r][h] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(t[r][h]), _mm256_mul_ps(scale[h], dx), acc[r][h]);
       }
@@ -71,7 +70,7 @@ void panel_rows(const Panel& panel, int valid, const TileActivations& x, int64_t
     if constexpr (Asym) {
       const __m256 offset[2] = {_mm256_loadu_ps(panel.offsets + g * 16), _mm256_loadu_ps(panel.offsets + g * 16 + 8)};
       for (int r = 0; r < NR; ++r) {
-        const __m256 sum = _mm256_set1_ps(x.sum[(r0 + r) * groups + g]);
+        const __m256 sum = _mm256_set1_ps(x.group[(r0 + r) * groups + g].sum);
         for (int h = 0; h < 2; ++h) acc[r][h] = _mm256_fnmadd_ps(offset[h], sum, acc[r][h]);
       }
     }

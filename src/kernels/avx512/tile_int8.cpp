@@ -22,7 +22,6 @@ template <int P, int NR, int S, bool Asym>
 void tile_rows(const Panel* panels, int valid, const TileActivations& x, int64_t r0, float* y, int64_t ldy,
                int64_t o0, const float* residual) {
   const int64_t groups = x.k / S;
-  const int64_t code_groups = x.k / 32;
   __m512 acc[NR][P];
   for (int r = 0; r < NR; ++r) {
     for (int p = 0; p < P; ++p) acc[r][p] = _mm512_setzero_ps();
@@ -30,7 +29,7 @@ void tile_rows(const Panel* panels, int valid, const TileActivations& x, int64_t
   for (int64_t g = 0; g < groups; ++g) {
     __m512i t[NR][P];
     for (int r = 0; r < NR; ++r) {
-      const __m512i bias = _mm512_set1_epi32(x.bias[(r0 + r) * groups + g]);
+      const __m512i bias = _mm512_set1_epi32(x.group[(r0 + r) * groups + g].bias);
       for (int p = 0; p < P; ++p) t[r][p] = bias;
     }
     for (int c = 0; c < S / 4; ++c) {
@@ -48,10 +47,11 @@ void tile_rows(const Panel* panels, int valid, const TileActivations& x, int64_t
       if constexpr (Asym) offset[p] = _mm512_loadu_ps(panels[p].offsets + g * 16);
     }
     for (int r = 0; r < NR; ++r) {
-      const __m512 dx = _mm512_set1_ps(x.d[(r0 + r) * code_groups + g * S / 32]);
+      const TileGroup& xg = x.group[(r0 + r) * groups + g];
+      const __m512 dx = _mm512_set1_ps(xg.d);
       for (int p = 0; p < P; ++p) acc[r][p] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(t[r][p]), _mm512_mul_ps(scale[p], dx), acc[r][p]);
       if constexpr (Asym) {
-        const __m512 sum = _mm512_set1_ps(x.sum[(r0 + r) * groups + g]);
+        const __m512 sum = _mm512_set1_ps(xg.sum);
         for (int p = 0; p < P; ++p) acc[r][p] = _mm512_fnmadd_ps(offset[p], sum, acc[r][p]);
       }
     }

@@ -18,14 +18,14 @@ void tile(const Panel* panels, int panel_count, int valid, const TileActivations
       for (int64_t r = r0; r < r0 + nr; ++r) {
         float acc = 0.0f;
         for (int64_t g = 0; g < groups; ++g) {
-          int32_t t = x.bias[r * groups + g];
+          const TileGroup& xg = x.group[r * groups + g];
+          int32_t t = xg.bias;
           for (int i = 0; i < S; ++i) {
             const int64_t at = g * S + i;
             t += panel.codes[(at / 4) * 64 + l * 4 + at % 4] * x.q[r * x.k + at];
           }
-          const float dx = x.d[r * (x.k / 32) + g * S / 32];
-          acc += static_cast<float>(t) * (panel.scales[g * 16 + l] * dx);
-          if constexpr (Asym) acc -= panel.offsets[g * 16 + l] * x.sum[r * groups + g];
+          acc += static_cast<float>(t) * (panel.scales[g * 16 + l] * xg.d);
+          if constexpr (Asym) acc -= panel.offsets[g * 16 + l] * xg.sum;
         }
         const int64_t at = r * ldy + o0 + p * kPanelRows + l;
         y[at] = acc + (residual ? residual[at] : 0.0f);
