@@ -1,10 +1,12 @@
 // Outputs whose classification a fast path may get wrong, recomputed exactly.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
 
 #include "format/registry.hpp"
 #include "paths/paths.hpp"
+#include "runtime/thread_pool.hpp"
 
 namespace ggufmm::paths {
 namespace {
@@ -39,33 +41,46 @@ void dequantize_row(const format::Format& f, const Weight& w, const uint8_t* mat
   }
 }
 
+// Calls fix(r, row) for every output row r in [0, rows) with a doubtful output, `row` being scratch of the calling
+// thread. The scan reads every output once; large outputs are split across threads.
+template <class Fix>
+void for_doubtful_rows(int64_t rows, int64_t m, const float* y, int threads, Fix fix) {
+  constexpr int64_t kValuesPerTask = int64_t{1} << 18;  // 1 MiB of outputs
+  const int64_t per_task = std::max<int64_t>(1, kValuesPerTask / std::max<int64_t>(m, 1));
+  const int64_t tasks = (rows + per_task - 1) / per_task;
+  const auto scan = [&](int64_t task) {
+    std::vector<float> row;
+    for (int64_t r = task * per_task; r < std::min(rows, (task + 1) * per_task); ++r) {
+      if (any_doubtful(y + r * m, m)) fix(r, row);
+    }
+  };
+  if (tasks == 1) return scan(0);
+  runtime::ThreadPool::global().run(threads, tasks, scan);
+}
+
 void recompute_doubtful(const MatmulCall& c) {
   const format::Format& f = *format::find(c.w.type);
-  std::vector<float> row;
-  for (int64_t r = 0; r < c.rows; ++r) {
-    if (!any_doubtful(c.y + r * c.w.m, c.w.m)) continue;
+  for_doubtful_rows(c.rows, c.w.m, c.y, c.threads, [&](int64_t r, std::vector<float>& row) {
     for (int64_t o = 0; o < c.w.m; ++o) {
       const int64_t at = r * c.w.m + o;
       if (!doubtful(c.y[at])) continue;
       c.y[at] = exact_output(f, c.w, static_cast<const uint8_t*>(c.w.data), o, c.x + r * c.w.k,
                              c.residual ? c.residual + at : nullptr, row);
     }
-  }
+  });
 }
 
 void recompute_doubtful(const MulMatIdCall& c) {
   const format::Format& f = *format::find(c.w.type);
-  std::vector<float> row;
-  for (int64_t ts = 0; ts < c.tokens * c.slots; ++ts) {
+  for_doubtful_rows(c.tokens * c.slots, c.w.m, c.y, c.threads, [&](int64_t ts, std::vector<float>& row) {
     const uint8_t* matrix = static_cast<const uint8_t*>(c.w.data) + static_cast<size_t>(c.ids[ts]) * c.w.expert_bytes();
-    if (!any_doubtful(c.y + ts * c.w.m, c.w.m)) continue;
     const int64_t act_row = (ts / c.slots) * c.act_slots + (c.act_slots == 1 ? 0 : ts % c.slots);
     for (int64_t o = 0; o < c.w.m; ++o) {
       const int64_t at = ts * c.w.m + o;
       if (!doubtful(c.y[at])) continue;
       c.y[at] = exact_output(f, c.w, matrix, o, c.act + act_row * c.w.k, c.residual ? c.residual + at : nullptr, row);
     }
-  }
+  });
 }
 
 }  // namespace ggufmm::paths
