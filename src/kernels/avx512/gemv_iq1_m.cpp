@@ -29,8 +29,9 @@ struct IQ1M {
     const __m256i low = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(b.qs + 8 * C)));
     uint32_t h;  // one nibble per run: 3 high index bits, then the delta's sign
     std::memcpy(&h, b.qh + 4 * C, sizeof h);
-    const __m256i high = _mm256_slli_epi32(
-        _mm256_srlv_epi32(_mm256_set1_epi32(static_cast<int>(h)), _mm256_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28)), 8);
+    // Run j's nibble at 4j rotates to bits 8-11.
+    const __m256i high = _mm256_rolv_epi32(_mm256_set1_epi32(static_cast<int>(h)),
+                                           _mm256_setr_epi32(8, 4, 0, 28, 24, 20, 16, 12));
     const __m512i g =
         gather_runs(format::kIQ1SGrid, _mm256_ternarylogic_epi32(low, high, _mm256_set1_epi32(0x700), 0xf8));
     // 8(g + 1), plus 2 in the runs whose delta is positive (sign bit clear): a byte of -1 shuffles to 0.

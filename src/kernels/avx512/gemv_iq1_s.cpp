@@ -29,9 +29,9 @@ struct IQ1S {
     const __m256i low = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(b.qs + 8 * C)));
     uint32_t words;  // qh[2C] and qh[2C + 1]: 3 high index bits per run
     std::memcpy(&words, b.qh + 2 * C, sizeof words);
-    const __m256i high = _mm256_slli_epi32(_mm256_srlv_epi32(_mm256_set1_epi32(static_cast<int>(words)),
-                                                             _mm256_setr_epi32(0, 3, 6, 9, 16, 19, 22, 25)),
-                                           8);
+    // Run j's bits at 3j (+ 16 for the second word) rotate to bits 8-10.
+    const __m256i high = _mm256_rolv_epi32(_mm256_set1_epi32(static_cast<int>(words)),
+                                           _mm256_setr_epi32(8, 5, 2, 31, 24, 21, 18, 15));
     const __m512i g =
         gather_runs(format::kIQ1SGrid, _mm256_ternarylogic_epi32(low, high, _mm256_set1_epi32(0x700), 0xf8));
     return _mm512_add_epi8(g, _mm512_set1_epi8(1));
