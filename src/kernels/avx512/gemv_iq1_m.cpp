@@ -10,6 +10,26 @@
 namespace ggufmm::kernels::avx512 {
 namespace {
 
+// The codes u = q + 9 of every run, by its grid index with the delta's sign bit above it (bit 11): 8(g + 1), plus
+// 2 where the delta is positive (sign clear). Built once from the grid, so that one gather yields a run's codes.
+struct RunCodes {
+  uint64_t words[2 << 11];
+};
+const RunCodes kRunCodes = [] {
+  RunCodes t{};
+  for (int sign = 0; sign < 2; ++sign) {
+    for (int i = 0; i < (1 << 11); ++i) {
+      uint64_t word = 0;
+      for (int v = 0; v < 8; ++v) {
+        const int g = static_cast<int8_t>(format::kIQ1SGrid[i] >> (8 * v));
+        word |= static_cast<uint64_t>(8 * (g + 1) + (sign ? 0 : 2)) << (8 * v);
+      }
+      t.words[sign << 11 | i] = word;
+    }
+  }
+  return t;
+}();
+
 // A value is d * (2s + 1) * (g + delta) with delta = +-1/8 per run: in eighths q = 8g +- 1. The kernel multiplies
 // u = q + 9 >= 0 and drops 9 times the activation sum of each half.
 struct IQ1M {
@@ -32,13 +52,7 @@ struct IQ1M {
     // Run j's nibble at 4j rotates to bits 8-11.
     const __m256i high = _mm256_rolv_epi32(_mm256_set1_epi32(static_cast<int>(h)),
                                            _mm256_setr_epi32(8, 4, 0, 28, 24, 20, 16, 12));
-    const __m512i g =
-        gather_runs(format::kIQ1SGrid, _mm256_ternarylogic_epi32(low, high, _mm256_set1_epi32(0x700), 0xf8));
-    // 8(g + 1), plus 2 in the runs whose delta is positive (sign bit clear): a byte of -1 shuffles to 0.
-    const __m512i u = _mm512_shuffle_epi8(
-        _mm512_broadcast_i32x4(_mm_setr_epi8(8, 16, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)), g);
-    const __mmask64 positive = _pdep_u64(_pext_u32(~h, 0x88888888u), 0x0101010101010101ull) * 0xff;
-    return _mm512_mask_add_epi8(u, positive, u, _mm512_set1_epi8(2));
+    return gather_runs(kRunCodes.words, _mm256_ternarylogic_epi32(low, high, _mm256_set1_epi32(0xf00), 0xf8));
   }
   __m512i scales() const {
     // Scale word w holds the 3-bit scales of halves 4w..4w+3 in bits 0-11.
