@@ -94,7 +94,7 @@ namespace {
 
 // Codebook formats whose grid words hold 8 values (IQ2_XXS, IQ2_XS, IQ2_S, IQ1_S, IQ1_M): 256-value blocks of
 // 32 runs of 8, each run one whole grid word. A step decodes a block in 4 chunks of 64 values (8 runs, one
-// gather of 8 words) and feeds each chunk to every activation row. The weight bytes take one of three forms:
+// gather of 8 words) and feeds each chunk to every activation row. The weight bytes take one of two forms:
 enum class Grid8Form {
   Signed,  // |q| and a mask of the negative weights, moved onto the activations
   Offset,  // u = q + o >= 0 for an offset o per half (16 values): the row drops o times the half's activation sum
