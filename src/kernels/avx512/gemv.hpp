@@ -269,13 +269,16 @@ struct Grid8Step {
   }
 };
 
+// Dword index vector for per-group values (lanes 0-7, one per group of 32) spread over the group's two halves.
+inline __m512i halves_of_groups() { return _mm512_set_epi32(7, 7, 6, 6, 5, 5, 4, 4, 3, 3, 2, 2, 1, 1, 0, 0); }
+
 // The scale of each 16 values of a codebook block: its float unit times the odd integer scale, d * (s + 1/2) / 4
 // and the like, as ggml rounds them (the power-of-two factors are exact); per-group scales (kScaleValues 32) serve
 // both halves of their group.
 template <class Codes>
 inline __m512 grid8_sub_scales(const Codes& c) {
-  const __m512i odd = Codes::kScaleValues == 16 ? c.scales() : _mm512_permutexvar_epi32(
-      _mm512_set_epi32(7, 7, 6, 6, 5, 5, 4, 4, 3, 3, 2, 2, 1, 1, 0, 0), c.scales());
+  const __m512i odd =
+      Codes::kScaleValues == 16 ? c.scales() : _mm512_permutexvar_epi32(halves_of_groups(), c.scales());
   return _mm512_mul_ps(_mm512_broadcastss_ps(_mm256_castps256_ps128(c.unit())), _mm512_cvtepi32_ps(odd));
 }
 

@@ -46,8 +46,7 @@ struct IQ1S {
     const __m256 o = _mm256_blendv_ps(_mm256_set1_ps(0.875f), _mm256_set1_ps(1.125f),
                                       _mm256_castsi256_ps(_mm256_slli_epi32(h, 16)));
     const __m256 per_group = _mm256_mul_ps(o, _mm256_cvtepi32_ps(odd()));
-    return _mm512_permutexvar_ps(_mm512_set_epi32(7, 7, 6, 6, 5, 5, 4, 4, 3, 3, 2, 2, 1, 1, 0, 0),
-                                 _mm512_castps256_ps512(per_group));
+    return _mm512_permutexvar_ps(halves_of_groups(), _mm512_castps256_ps512(per_group));
   }
 };
 
