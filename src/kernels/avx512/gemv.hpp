@@ -270,7 +270,7 @@ struct Grid8Step {
 };
 
 // Dword index vector for per-group values (lanes 0-7, one per group of 32) spread over the group's two halves.
-inline __m512i halves_of_groups() { return _mm512_set_epi32(7, 7, 6, 6, 5, 5, 4, 4, 3, 3, 2, 2, 1, 1, 0, 0); }
+inline __m512i halves_of_groups() { return epi32_pattern([](int e) { return e / 2; }); }
 
 // The scale of each 16 values of a codebook block: its float unit times the odd integer scale, d * (s + 1/2) / 4
 // and the like, as ggml rounds them (the power-of-two factors are exact); per-group scales (kScaleValues 32) serve
