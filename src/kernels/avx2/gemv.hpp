@@ -126,6 +126,14 @@ inline __m256i grid_runs(const uint64_t* grid, const Index* index) {
                             static_cast<long long>(grid[index[2]]), static_cast<long long>(grid[index[3]]));
 }
 
+// The grid words of a group of a codebook with 4 values per word (IQ3_XXS, IQ3_S), index(j) being word j's:
+// scalar loads, for the same reason.
+template <class Index>
+inline __m256i grid_words(const uint32_t* grid, Index index) {
+  const auto word = [&](int j) { return static_cast<int>(grid[index(j)]); };
+  return _mm256_setr_epi32(word(0), word(1), word(2), word(3), word(4), word(5), word(6), word(7));
+}
+
 // High index bits of 8 runs, `bits` wide, from the word of 32 bits whose consecutive fields they are (run j at bit
 // shift[j]), joined under their 8 low bytes (at `low`): dword indices, stored where the scalar grid loads read them.
 inline void store_indices(uint32_t* out, const uint8_t* low, uint32_t word, __m256i shift, int bits) {

@@ -1,5 +1,4 @@
-// IQ3_S x int8 activations, AVX2 / AVX-VNNI: the codebook step (Grid8Step) with one gather of a group's 8 grid
-// words of 4 values.
+// IQ3_S x int8 activations, AVX2 / AVX-VNNI: the codebook step (Grid8Step) with a group's 8 grid words of 4 values.
 #include <cstring>
 
 #include "format/blocks.hpp"
@@ -22,13 +21,9 @@ struct IQ3S {
   explicit IQ3S(const Block& block) : b(block) {}
 
   __m256i weights(int g) const {
-    const __m256i low = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(b.qs + 8 * g)));
-    // Lane j moves bit j of qh[g] to bit 8 (of the word broadcast from qh + g only its low byte counts).
-    uint32_t qh;
-    std::memcpy(&qh, b.qh + g, sizeof qh);
-    const __m256i high = _mm256_sllv_epi32(_mm256_set1_epi32(static_cast<int>(qh)), _mm256_setr_epi32(8, 7, 6, 5, 4, 3, 2, 1));
-    const __m256i index = _mm256_or_si256(low, _mm256_and_si256(high, _mm256_set1_epi32(256)));
-    return _mm256_i32gather_epi32(reinterpret_cast<const int*>(format::kIQ3SGrid), index, 4);
+    // Bit j of qh[g] is word j's high index bit, moved up to bit 8.
+    const uint32_t shifted = uint32_t{b.qh[g]} << 8;
+    return grid_words(format::kIQ3SGrid, [&](int j) { return b.qs[8 * g + j] | (shifted >> j & 0x100); });
   }
   __m256i signs(int g) const {
     uint32_t bits;

@@ -1,5 +1,4 @@
-// IQ3_XXS x int8 activations, AVX2 / AVX-VNNI: the codebook step (Grid8Step) with one gather of a group's 8 grid
-// words of 4 values.
+// IQ3_XXS x int8 activations, AVX2 / AVX-VNNI: the codebook step (Grid8Step) with a group's 8 grid words of 4 values.
 #include "format/blocks.hpp"
 #include "format/iq_tables.hpp"
 #include "kernels/avx2/gemv.hpp"
@@ -30,8 +29,7 @@ struct IQ3XXS {
   }
 
   __m256i weights(int g) const {
-    const __m256i index = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(qs + 8 * g)));
-    return _mm256_i32gather_epi32(reinterpret_cast<const int*>(format::kIQ3XXSGrid), index, 4);
+    return grid_words(format::kIQ3XXSGrid, [&](int j) { return qs[8 * g + j]; });
   }
   __m256i signs(int g) const { return plus_minus_one(m.sign_bits[g]); }
   __m256 scales() const {  // 2s + 1 from the top 4 bits (bit 27 below them is or-ed away), times d / 4

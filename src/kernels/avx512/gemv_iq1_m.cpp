@@ -11,7 +11,7 @@ namespace ggufmm::kernels::avx512 {
 namespace {
 
 // The codes u = q + 9 of every run, by its grid index with the delta's sign bit above it (bit 11): 8(g + 1), plus
-// 2 where the delta is positive (sign clear). Built once from the grid, so that one gather yields a run's codes.
+// 2 where the delta is positive (sign clear). Built once from the grid, so that one load yields a run's codes.
 struct RunCodes {
   uint64_t words[2 << 11];
 };
@@ -46,13 +46,9 @@ struct IQ1M {
 
   template <int C>
   __m512i weights() const {
-    const __m256i low = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(b.qs + 8 * C)));
-    uint32_t h;  // one nibble per run: 3 high index bits, then the delta's sign
-    std::memcpy(&h, b.qh + 4 * C, sizeof h);
-    // Run j's nibble at 4j rotates to bits 8-11.
-    const __m256i high = _mm256_rolv_epi32(_mm256_set1_epi32(static_cast<int>(h)),
-                                           _mm256_setr_epi32(8, 4, 0, 28, 24, 20, 16, 12));
-    return gather_runs(kRunCodes.words, _mm256_ternarylogic_epi32(low, high, _mm256_set1_epi32(0xf00), 0xf8));
+    // One nibble of qh per run: 3 high index bits, then the delta's sign.
+    return grid_runs(kRunCodes.words,
+                     [&](int j) { return b.qs[8 * C + j] | (b.qh[4 * C + j / 2] >> 4 * (j % 2) & 0xf) << 8; });
   }
   __m512i scales() const {
     // Scale word w holds the 3-bit scales of halves 4w..4w+3 in bits 0-11.

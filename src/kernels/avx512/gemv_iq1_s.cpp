@@ -1,6 +1,5 @@
 // IQ1_S x int8 activations, AVX-512 VNNI: per run an 11-bit index into a grid of -1/0/+1 values; per group of 32
 // a 16-bit word with the high index bits, a 3-bit scale and the sign of the delta every value of the group gets.
-#include <cstring>
 
 #include "format/blocks.hpp"
 #include "format/iq_tables.hpp"
@@ -26,14 +25,9 @@ struct IQ1S {
 
   template <int C>
   __m512i weights() const {
-    const __m256i low = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(b.qs + 8 * C)));
-    uint32_t words;  // qh[2C] and qh[2C + 1]: 3 high index bits per run
-    std::memcpy(&words, b.qh + 2 * C, sizeof words);
-    // Run j's bits at 3j (+ 16 for the second word) rotate to bits 8-10.
-    const __m256i high = _mm256_rolv_epi32(_mm256_set1_epi32(static_cast<int>(words)),
-                                           _mm256_setr_epi32(8, 5, 2, 31, 24, 21, 18, 15));
-    const __m512i g =
-        gather_runs(format::kIQ1SGrid, _mm256_ternarylogic_epi32(low, high, _mm256_set1_epi32(0x700), 0xf8));
+    // 3 high index bits per run in its group's word of qh.
+    const __m512i g = grid_runs(format::kIQ1SGrid,
+                                [&](int j) { return b.qs[8 * C + j] | (b.qh[2 * C + j / 4] >> 3 * (j % 4) & 7) << 8; });
     return _mm512_add_epi8(g, _mm512_set1_epi8(1));
   }
   __m256i odd() const {  // 2s + 1 from bits 12-14

@@ -1,6 +1,5 @@
 // IQ2_S x int8 activations, AVX-512 VNNI: per run a 10-bit grid index (low 8 bits in qs, 2 in qh) and 8
 // explicit sign bits, a 4-bit scale per 16 values.
-#include <cstddef>
 #include <cstring>
 
 #include "format/blocks.hpp"
@@ -23,13 +22,9 @@ struct IQ2S {
 
   template <int C>
   __m512i weights() const {
-    const __m256i low = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(b.qs + 8 * C)));
-    // qh[2C] and qh[2C + 1] hold 2 high bits per run; read one byte early so that they arrive shifted up by 8.
-    uint32_t h;
-    std::memcpy(&h, reinterpret_cast<const uint8_t*>(&b) + offsetof(Block, qh) + 2 * C - 1, sizeof h);
-    const __m256i high = _mm256_srlv_epi32(_mm256_set1_epi32(static_cast<int>(h)),
-                                           _mm256_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14));
-    return gather_runs(format::kIQ2SGrid, _mm256_ternarylogic_epi32(low, high, _mm256_set1_epi32(0x300), 0xf8));
+    // 2 high index bits per run, 4 runs (a group) per byte of qh.
+    return grid_runs(format::kIQ2SGrid,
+                     [&](int j) { return b.qs[8 * C + j] | (b.qh[2 * C + j / 4] << (8 - 2 * (j % 4)) & 0x300); });
   }
   template <int C>
   __mmask64 negative() const {  // the sign bytes follow the index bytes

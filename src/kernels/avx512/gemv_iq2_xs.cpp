@@ -30,8 +30,7 @@ struct IQ2XS {
 
   template <int C>
   __m512i weights() const {
-    const __m256i q = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b.qs + 8 * C)));
-    return gather_runs(format::kIQ2XSGrid, _mm256_and_si256(q, _mm256_set1_epi32(511)));
+    return grid_runs(format::kIQ2XSGrid, [&](int j) { return b.qs[8 * C + j] & 511; });
   }
   template <int C>
   __mmask64 negative() const {

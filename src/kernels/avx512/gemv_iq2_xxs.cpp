@@ -15,9 +15,7 @@ struct IQ2XXS {
   static constexpr int kPairings = 1;
 
   const Block& b;
-  __m512i index;  // the grid indices, one per dword: runs 0-15, then (upper half of) runs 16-31
-  __m512i index_hi;
-  __m256i aux;    // per group: four 7-bit sign indices, then the scale in bits 28-31
+  __m256i aux;  // per group: four 7-bit sign indices, then the scale in bits 28-31
   // The sign masks of the 4 chunks, read back with kmov from memory (cheaper than moving them over from general
   // registers).
   struct Scratch {
@@ -26,12 +24,9 @@ struct IQ2XXS {
   Scratch& m;
 
   IQ2XXS(const Block& block, Scratch& scratch) : b(block), m(scratch) {
-    // Each group is a word of four index bytes, then the aux word: split the two kinds.
-    const __m512i q = _mm512_permutexvar_epi32(_mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15),
-                                               _mm512_loadu_si512(b.qs));
-    index = _mm512_cvtepu8_epi32(_mm512_castsi512_si128(q));
-    index_hi = _mm512_cvtepu8_epi32(_mm512_extracti32x4_epi32(q, 1));
-    aux = _mm512_extracti64x4_epi64(q, 1);
+    // Each group is a word of four index bytes, then the aux word: gather the aux words.
+    aux = _mm512_castsi512_si256(_mm512_permutexvar_epi32(_mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 0, 0, 0, 0, 0, 0, 0, 0),
+                                                          _mm512_loadu_si512(b.qs)));
     // The four 7-bit fields of each aux word into its four bytes: fields 2-3 up to the high half, then fields 1
     // and 3 up to their own byte.
     const __m256i halves = _mm256_ternarylogic_epi32(_mm256_set1_epi32(0xffff), aux, _mm256_slli_epi32(aux, 2), 0xca);
@@ -44,9 +39,8 @@ struct IQ2XXS {
 
   template <int C>
   __m512i weights() const {
-    const __m512i i = C < 2 ? index : index_hi;
-    return gather_runs(format::kIQ2XXSGrid,
-                       C % 2 ? _mm512_extracti64x4_epi64(i, 1) : _mm512_castsi512_si256(i));
+    const auto* q = reinterpret_cast<const uint8_t*>(b.qs);  // group g's index bytes at 8g
+    return grid_runs(format::kIQ2XXSGrid, [&](int j) { return q[8 * (2 * C + j / 4) + j % 4]; });
   }
   template <int C>
   __mmask64 negative() const {

@@ -1,5 +1,5 @@
-// IQ3_S x int8 activations, AVX-512 VNNI: the codebook step (Grid8Step) with one gather of 16 grid words of 4
-// values per chunk of 64.
+// IQ3_S x int8 activations, AVX-512 VNNI: the codebook step (Grid8Step) with 16 grid words of 4 values
+// per chunk of 64, loaded one by one.
 #include <cstring>
 
 #include "format/blocks.hpp"
@@ -23,10 +23,11 @@ class IQ3S {
 
   template <int C>
   __m512i weights() const {
-    const __m512i low = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b_.qs + 16 * C)));
+    // One high index bit per run in qh, run j's at bit j of these two bytes, moved up to bit 8.
     uint16_t high;
     std::memcpy(&high, b_.qh + 2 * C, sizeof high);
-    return gather_words(format::kIQ3SGrid, _mm512_mask_or_epi32(low, _cvtu32_mask16(high), low, _mm512_set1_epi32(256)));
+    const uint32_t shifted = uint32_t{high} << 8;
+    return grid_words(format::kIQ3SGrid, [&](int j) { return b_.qs[16 * C + j] | (shifted >> j & 0x100); });
   }
   template <int C>
   __mmask64 negative() const {

@@ -1,5 +1,5 @@
-// IQ3_XXS x int8 activations, AVX-512 VNNI: the codebook step (Grid8Step) with one gather of 16 grid words of 4
-// values per chunk of 64.
+// IQ3_XXS x int8 activations, AVX-512 VNNI: the codebook step (Grid8Step) with 16 grid words of 4 values
+// per chunk of 64, loaded one by one.
 #include <cstring>
 
 #include "format/blocks.hpp"
@@ -25,15 +25,14 @@ class IQ3XXS {
 
   template <int C>
   __m512i weights() const {
-    const __m128i index = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs_ + 16 * C));
-    return gather_words(format::kIQ3XXSGrid, _mm512_cvtepu8_epi32(index));
+    return grid_words(format::kIQ3XXSGrid, [&](int j) { return qs_[16 * C + j]; });
   }
   template <int C>
   __mmask64 negative() const {
     uint64_t words;
     std::memcpy(&words, qs_ + kIndices + 8 * C, sizeof words);
     // The sign words of groups 2C and 2C+1: their 7-bit runs one per byte (scalar bit moves keep the vector ports
-    // free for the gathers), then bit 7 of each byte set to the parity of the other seven: the quantizer keeps the
+    // free for the grid loads), then bit 7 of each byte set to the parity of the other seven: the quantizer keeps the
     // count of negatives in a run even.
     const uint64_t runs = _pdep_u64(_pext_u64(words, 0x0fffffff0fffffffull), 0x7f7f7f7f7f7f7f7full);
     uint64_t parity = runs ^ (runs << 4);
