@@ -60,6 +60,11 @@ using QuantizeActFn = void (*)(const float* x, int rows, int64_t k, int8_t* q, f
 // (A prefetch never faults; the address is formed as an integer, as it may lie past the end of the weight.)
 inline constexpr size_t kPrefetchAhead = 4096;
 
+// Kernels that can read two weight rows side by side do so only for rows of at least this many bytes: two short
+// rows side by side stream worse from memory than one at a time (Zen 4, experts' rows of 1 to 2 KB: 1.3 to 1.6
+// times less), long ones better (rows of 8 to 16 KB: 1.1 to 1.2 times more).
+inline constexpr size_t kPairedRowBytes = 4096;
+
 template <size_t kBytes, bool kToL2 = false>
 inline void prefetch_lines(uintptr_t at) {
   for (size_t line = 0; line < kBytes; line += 64) {

@@ -232,15 +232,20 @@ inline void group_rows(const uint8_t* row, size_t row_bytes, const GroupStep* co
 template <class F, int NR>
 void gemv_group_rows(const uint8_t* w, size_t row_bytes, int64_t m0, int64_t m1, const GroupActs& acts, int64_t k,
                      float* y, int64_t ldy, const float* residual) {
-  // Two weight rows at a time halve the activation loads per weight byte, where their accumulators fit registers.
-  constexpr int kW = NR * (F::kHasMin ? 2 : 1) <= 4 ? 2 : 1;
   const GroupStep* x[NR];
   for (int r = 0; r < NR; ++r) x[r] = acts.row(r);
+  const auto run = [&]<int W>(int64_t o) {
+    group_rows<F, W, NR>(w + static_cast<size_t>(o) * row_bytes, row_bytes, x, k, o, y, ldy, residual);
+  };
   int64_t o = m0;
-  for (; o + kW <= m1; o += kW) {
-    group_rows<F, kW, NR>(w + static_cast<size_t>(o) * row_bytes, row_bytes, x, k, o, y, ldy, residual);
+  // Two weight rows at a time halve the activation loads per weight byte, where their accumulators fit registers
+  // and the rows are long enough (kPairedRowBytes).
+  if constexpr (NR * (F::kHasMin ? 2 : 1) <= 4) {
+    if (row_bytes >= kPairedRowBytes) {
+      for (; o + 2 <= m1; o += 2) run.template operator()<2>(o);
+    }
   }
-  for (; o < m1; ++o) group_rows<F, 1, NR>(w + static_cast<size_t>(o) * row_bytes, row_bytes, x, k, o, y, ldy, residual);
+  for (; o < m1; ++o) run.template operator()<1>(o);
 }
 
 template <class F>
