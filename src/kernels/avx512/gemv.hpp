@@ -141,7 +141,7 @@ inline __m512i epi16_pattern(F f) {
 }
 
 // The 8 grid words of one chunk (8 runs), index(j) being run j's: scalar loads, with the index worked out in
-// general registers. A gather of the same words is slow on AMD cores (Zen 4 decodes IQ2_XS 1.5 times faster
+// general registers. A gather of the same words is slow on AMD cores (Zen 4 decodes IQ2_XS 1.4 times faster
 // this way) and on Intel cores whose microcode mitigates GDS; on an unmitigated Intel core the two measured alike.
 template <class Index>
 inline __m512i grid_runs(const uint64_t* grid, Index index) {

@@ -31,8 +31,8 @@ class IQ3XXS {
   __mmask64 negative() const {
     uint64_t words;
     std::memcpy(&words, qs_ + kIndices + 8 * C, sizeof words);
-    // The sign words of groups 2C and 2C+1: their 7-bit runs one per byte (scalar bit moves keep the vector ports
-    // free for the grid loads), then bit 7 of each byte set to the parity of the other seven: the quantizer keeps the
+    // The sign words of groups 2C and 2C+1: their 7-bit runs one per byte (scalar bit moves leave the vector ports
+    // to the dot products), then bit 7 of each byte set to the parity of the other seven: the quantizer keeps the
     // count of negatives in a run even.
     const uint64_t runs = _pdep_u64(_pext_u64(words, 0x0fffffff0fffffffull), 0x7f7f7f7f7f7f7f7full);
     uint64_t parity = runs ^ (runs << 4);
