@@ -60,10 +60,20 @@ using QuantizeActFn = void (*)(const float* x, int rows, int64_t k, int8_t* q, f
 // (A prefetch never faults; the address is formed as an integer, as it may lie past the end of the weight.)
 inline constexpr size_t kPrefetchAhead = 4096;
 
-// Kernels that can read two weight rows side by side do so only for rows of at least this many bytes: two short
-// rows side by side stream worse from memory than one at a time (Zen 4, experts' rows of 1 to 2 KB: 1.3 to 1.6
-// times less), long ones better (rows of 8 to 16 KB: 1.1 to 1.2 times more).
-inline constexpr size_t kPairedRowBytes = 4096;
+// Weight rows [m0, m1) through run.template operator()<W>(o) for rows o..o+W-1: in pairs (W = 2) where a kernel
+// can take two rows side by side (kCanPair) and a row has at least 4 KiB, else one at a time. Two short rows side
+// by side stream worse from memory than one at a time (Zen 4, experts' rows of 1 to 2 KB: 1.3 to 1.6 times less),
+// long ones better (rows of 8 to 16 KB: 1.1 to 1.2 times more).
+template <bool kCanPair, class Run>
+inline void paired_rows(int64_t m0, int64_t m1, size_t row_bytes, Run&& run) {
+  int64_t o = m0;
+  if constexpr (kCanPair) {
+    if (row_bytes >= 4096) {
+      for (; o + 2 <= m1; o += 2) run.template operator()<2>(o);
+    }
+  }
+  for (; o < m1; ++o) run.template operator()<1>(o);
+}
 
 template <size_t kBytes, bool kToL2 = false>
 inline void prefetch_lines(uintptr_t at) {

@@ -234,18 +234,10 @@ void gemv_group_rows(const uint8_t* w, size_t row_bytes, int64_t m0, int64_t m1,
                      float* y, int64_t ldy, const float* residual) {
   const GroupStep* x[NR];
   for (int r = 0; r < NR; ++r) x[r] = acts.row(r);
-  const auto run = [&]<int W>(int64_t o) {
+  // Two weight rows at a time halve the activation loads per weight byte, where their accumulators fit registers.
+  paired_rows<NR * (F::kHasMin ? 2 : 1) <= 4>(m0, m1, row_bytes, [&]<int W>(int64_t o) {
     group_rows<F, W, NR>(w + static_cast<size_t>(o) * row_bytes, row_bytes, x, k, o, y, ldy, residual);
-  };
-  int64_t o = m0;
-  // Two weight rows at a time halve the activation loads per weight byte, where their accumulators fit registers
-  // and the rows are long enough (kPairedRowBytes).
-  if constexpr (NR * (F::kHasMin ? 2 : 1) <= 4) {
-    if (row_bytes >= kPairedRowBytes) {
-      for (; o + 2 <= m1; o += 2) run.template operator()<2>(o);
-    }
-  }
-  for (; o < m1; ++o) run.template operator()<1>(o);
+  });
 }
 
 template <class F>
