@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "format/blocks.hpp"
+#include "format/fp16.hpp"
 #include "format/registry.hpp"
 #include "ggufmm/ggufmm.hpp"
 
@@ -191,7 +193,7 @@ struct CodeRange {
 };
 const CodeRange kCodeRanges[] = {
     {Type::Q4_0, -8, 7},    {Type::Q4_1, 0, 15},   {Type::Q5_0, -16, 15},   {Type::Q5_1, 0, 31},
-    {Type::Q8_0, -128, 127}, {Type::Q2_K, 0, 3},    {Type::Q3_K, -4, 3},     {Type::Q4_K, 0, 15},
+    {Type::Q8_0, -128, 127}, {Type::Q2_K, 0, 45},   {Type::Q3_K, -4, 3},     {Type::Q4_K, 0, 15},
     {Type::Q5_K, 0, 31},    {Type::Q6_K, -32, 31}, {Type::TQ1_0, -1, 1},    {Type::TQ2_0, -1, 2},
     {Type::MXFP4, -12, 12},
 };
@@ -230,6 +232,29 @@ TEST(DecodedFormat, IntegerFormReproducesDequantizeBitForBit) {
     }
   }
   EXPECT_GE(decoded, static_cast<int>(std::size(kCodeRanges)));
+}
+
+// Q2_K's integer form folds each 4-bit sub-scale into the levels (scale d, q = sc * level): still ggml's value
+// (d * sc) * level - dmin * m, written here as ggml's dequantization loop has it, bit for bit on random bytes.
+TEST(DecodedFormat, FoldedQ2KIsGgmlsValue) {
+  std::mt19937 rng(12);
+  std::uniform_int_distribution<int> byte(0, 255);
+  format::BlockQ2_K block;
+  format::Int8Block b;
+  for (int trial = 0; trial < 1000; ++trial) {
+    auto* raw = reinterpret_cast<uint8_t*>(&block);
+    for (size_t i = 0; i < sizeof block; ++i) raw[i] = static_cast<uint8_t>(byte(rng));
+    format::find(Type::Q2_K)->decode(&block, b);
+    const float d = format::fp16_to_f32(block.d), dmin = format::fp16_to_f32(block.dmin);
+    for (int i = 0; i < format::kQK_K; ++i) {
+      // Value i: byte i % 32 of its 128-value half, bits 2 * (i % 128 / 32); sub-block i / 16.
+      const int level = (block.qs[i / 128 * 32 + i % 32] >> (2 * (i % 128 / 32))) & 3;
+      const uint8_t sc = block.scales[i / 16];
+      const float want = (d * static_cast<float>(sc & 0xf)) * static_cast<float>(level) - dmin * static_cast<float>(sc >> 4);
+      const float got = b.scale[i / 16] * static_cast<float>(b.q[i]) - b.offset[i / 16];
+      ASSERT_EQ(std::memcmp(&got, &want, sizeof got), 0) << "trial " << trial << " value " << i << ": " << got << " vs " << want;
+    }
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Quantize, QuantizeFormat, ::testing::ValuesIn(kCases),

@@ -50,9 +50,8 @@ size_t panel_mismatches(const Weight& w, const std::vector<float>& want, int64_t
     for (int l = 0; l < kernels::kPanelRows; ++l) {
       for (int64_t i = 0; i < w.k; ++i) {
         const int q = p.codes[(i / 4) * 64 + l * 4 + i % 4] - 128;
-        const int64_t g = i / p.group;
-        const float offset = p.offsets ? p.offsets[g * 16 + l] : 0.0f;
-        const float v = p.scales[g * 16 + l] * static_cast<float>(q) - offset;
+        const float offset = p.offsets ? p.offsets[i / p.offset_group * 16 + l] : 0.0f;
+        const float v = p.scales[i / p.group * 16 + l] * static_cast<float>(q) - offset;
         // The rows past the weight's last are zero.
         const float expected = l < rows ? want[static_cast<size_t>((o0 + l) * want_k + i)] : 0.0f;
         mismatches += std::memcmp(&v, &expected, sizeof v) != 0 && !(l >= rows && v == 0.0f);
@@ -83,7 +82,8 @@ TEST_P(TiledGolden, PanelsReproduceGgmlDequantExactly) {
     for (int64_t o0 = 0; o0 < w.m; o0 += kernels::kPanelRows) {
       const paths::PanelShape got = buffer.decode(f, w, o0, kernels::kPanelRows, isa);
       const paths::PanelShape portable = buffer.decode(f, w, o0, kernels::kPanelRows, Isa::Scalar);
-      EXPECT_EQ(got.pairs, portable.pairs) << runtime::isa_name(isa) << " rows from " << o0;
+      EXPECT_EQ(got.scale_pairs, portable.scale_pairs) << runtime::isa_name(isa) << " rows from " << o0;
+      EXPECT_EQ(got.offset_pairs, portable.offset_pairs) << runtime::isa_name(isa) << " rows from " << o0;
       EXPECT_EQ(got.asymmetric, portable.asymmetric) << runtime::isa_name(isa) << " rows from " << o0;
     }
   }
@@ -169,8 +169,7 @@ TEST(TiledExactness, IntegerZeroPointWouldBeFourTimesWorse) {
       ASSERT_NE(p.offsets, nullptr) << name;
       for (int l = 0; l < kernels::kPanelRows; ++l) {
         for (int64_t i = 0; i < w.k; ++i) {
-          const int64_t g = i / p.group;
-          const float scale = p.scales[g * 16 + l], offset = p.offsets[g * 16 + l];
+          const float scale = p.scales[i / p.group * 16 + l], offset = p.offsets[i / p.offset_group * 16 + l];
           const float zero_point = scale != 0.0f ? std::nearbyint(offset / scale) : 0.0f;
           const int q = p.codes[(i / 4) * 64 + l * 4 + i % 4] - 128;
           rounded[static_cast<size_t>((o0 + l) * w.k + i)] = scale * (static_cast<float>(q) - zero_point);

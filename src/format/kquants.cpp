@@ -1,6 +1,7 @@
 // The K-quants. The decoders give each block's exact integers, from which dequantization reproduces ggml bit for
 // bit: each sub-block's scale (and min) is multiplied by the super-block's half-precision scale first, rounded to
 // f32, and only then applied to the levels, so scale = d * sc and offset = dmin * m are ggml's own intermediates.
+// (Q2_K alone folds its scales into the levels instead, which is the same product: see there.)
 // The quantizers are ggml's reference ones: search each sub-block's scale, quantize those scales against their
 // maximum, then requantize the values with the scales as stored.
 #include "format/kquants.hpp"
@@ -53,10 +54,16 @@ void requantize(const float* x, int j, float d, float dm, int lo, int hi, uint8_
 
 // ---- Q2_K: 16 sub-blocks of 16; a byte per sub-block holds its 4-bit scale (low) and min (high).
 
+// The 4-bit scale multiplies the 2-bit level, sc * q <= 45, leaving d as the scale of every sub-block, so that
+// tile panels take one scale per block (kernels/tile.hpp). The value is ggml's all the same: d * sc is exact in
+// f32 (an 11-bit significand times a 4-bit integer), and so is its product with q.
 void decode(const BlockQ2_K& b, Int8Block& out) {
-  decode_affine<16>(
-      fp16_to_f32(b.d), fp16_to_f32(b.dmin), [&](int j) { return std::pair{b.scales[j] & 0xf, b.scales[j] >> 4}; },
-      [&](int8_t* q) { Strips<2, 32>::unpack(b.qs, kQK_K, q); }, out);
+  const float d = fp16_to_f32(b.d), dmin = fp16_to_f32(b.dmin);
+  Strips<2, 32>::unpack(b.qs, kQK_K, out.q);
+  for (int j = 0; j < kQK_K / 16; ++j) {
+    set_sub_blocks(out, j, 1, d, dmin * static_cast<float>(b.scales[j] >> 4));
+    for (int i = 16 * j; i < 16 * (j + 1); ++i) out.q[i] = static_cast<int8_t>(out.q[i] * (b.scales[j] & 0xf));
+  }
 }
 
 void encode(const float* x, BlockQ2_K& b) {

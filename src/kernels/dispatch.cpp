@@ -50,20 +50,19 @@ QuantizeActFn find_quantize_act(runtime::Isa isa) {
   return highest(isa, [](const IsaKernels& k) { return k.quantize_act; });
 }
 
-TileFn find_tile(runtime::Isa isa, int group, bool asymmetric) {
-  const int g = group == 32 ? 1 : 0;
-  const int a = asymmetric ? 1 : 0;
+TileFn find_tile(runtime::Isa isa, const PanelShape& shape) {
+  const auto form = static_cast<size_t>(tile_form(shape));
   switch (isa) {
     case runtime::Isa::Avx512:
-      return avx512::tile_int8[g][a];
+      return avx512::tile_int8[form];
     case runtime::Isa::AvxVnni:
-      return avxvnni::tile_int8[g][a];
+      return avxvnni::tile_int8[form];
     case runtime::Isa::Avx2:
-      return avx2::tile_int8[g][a];
+      return avx2::tile_int8[form];
     case runtime::Isa::Scalar:
       break;
   }
-  return scalar::tile_int8[g][a];
+  return scalar::tile_int8[form];
 }
 
 PackFn find_pack(runtime::Isa isa) {

@@ -35,13 +35,19 @@ struct Activations {
 using GemvFn = void (*)(const uint8_t* w, size_t row_bytes, int64_t m0, int64_t m1, const Activations& x, float* y,
                         int64_t ldy, const float* residual);
 
-// How a panel's 16-value scales can be grouped (by 32 where every pair agrees, offsets too, bit for bit) and
-// whether any offset is set (not +-0).
+// How a panel's 16-value factors can be grouped: scales by 32 where every pair agrees bit for bit, offsets
+// likewise, and whether any offset is set (not +-0). (Q2_K, its integer sub-scales folded into the codes, has
+// one scale per block and offsets per 16.)
 struct PanelShape {
-  bool pairs = true;
+  bool scale_pairs = true;
+  bool offset_pairs = true;
   bool asymmetric = false;
-  PanelShape operator&(const PanelShape& o) const { return {pairs && o.pairs, asymmetric || o.asymmetric}; }
-  int group() const { return pairs ? 32 : 16; }
+  PanelShape operator&(const PanelShape& o) const {
+    return {scale_pairs && o.scale_pairs, offset_pairs && o.offset_pairs, asymmetric || o.asymmetric};
+  }
+  // Values per scale, and per offset (equal where there are none).
+  int group() const { return scale_pairs ? 32 : 16; }
+  int offset_group() const { return asymmetric && !offset_pairs ? 16 : group(); }
 };
 
 // Decodes weight rows [0, rows) (rows <= 16; the panel's other rows are zero) of k values, row 0 at w, into a tile

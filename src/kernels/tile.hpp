@@ -12,15 +12,17 @@ namespace ggufmm::kernels {
 inline constexpr int kPanelRows = 16;  // weight rows per panel: one 512-bit register of int32 lanes
 inline constexpr int kMaxTileRows = 6;  // activation rows per tile kernel call, at most
 
-// 16 weight rows of k values, decoded exactly: value = scale * (code - 128) - offset, per group of S values.
+// 16 weight rows of k values, decoded exactly: value = scale * (code - 128) - offset, scales per group of S
+// values, offsets per O (S, or 16 where S is 32).
 // Codes are the int8 values plus 128 (unsigned, for the u8 x s8 dot product), 4 consecutive values of one row
 // per 32-bit lane, the 16 rows side by side: codes[(i / 4) * 64 + row * 4 + i % 4]. Offsets stay exact (the m of
 // w = d*q - m), multiplied by the sums of the quantized activations.
 struct Panel {
-  int group = 32;                  // S: 32 where every pair of 16-value scales (and offsets) agree, else 16
+  int group = 32;                  // S: 32 where every pair of 16-value scales agree, else 16
+  int offset_group = 32;           // O: S where every pair of offsets agree too, else 16
   const uint8_t* codes = nullptr;  // [k / 4][16][4]
   const float* scales = nullptr;   // [k / S][16]
-  const float* offsets = nullptr;  // [k / S][16]; null for symmetric weights
+  const float* offsets = nullptr;  // [k / O][16]; null for symmetric weights
 };
 
 // What a tile kernel needs of a group of S activation values besides their codes, side by side so that a tile
@@ -31,12 +33,21 @@ struct TileGroup {
   float sum = 0.0f;  // d * (sum of the codes): the offset term
 };
 
-// Activation rows prepared for the tile kernels of one panel group size S.
+// Activation rows prepared for the tile kernels of one panel form: groups of the finer of S and O.
 struct TileActivations {
   int64_t k = 0;
   const int8_t* q = nullptr;          // [rows][k] codes (as for gemv)
-  const TileGroup* group = nullptr;  // [rows][k / S]
+  const TileGroup* group = nullptr;  // [rows][k / min(S, O)]
 };
+
+// The tile kernels' forms: S/O of the panel, O = 0 for symmetric weights.
+enum class TileForm { S16, S16O16, S32, S32O32, S32O16 };
+inline constexpr int kTileForms = 5;
+inline TileForm tile_form(const PanelShape& shape) {
+  if (!shape.asymmetric) return shape.group() == 32 ? TileForm::S32 : TileForm::S16;
+  if (shape.group() == 16) return TileForm::S16O16;
+  return shape.offset_group() == 32 ? TileForm::S32O32 : TileForm::S32O16;
+}
 
 // y[r * ldy + o0 + l] = sum_i W[o0 + l][i] * X[r][i] (+ residual) for rows r in [r0, r0 + nr), and weight
 // rows l < valid of `panels` (1 or 2) consecutive panels.
@@ -47,25 +58,25 @@ using TileFn = void (*)(const Panel* panels, int panel_count, int valid, const T
 // 64 codes that hold them: chunks[c * 64 + l * 4 + j] = rows[l][4c + j] + 128.
 using PackFn = void (*)(const int8_t* const (&rows)[kPanelRows], uint8_t* chunks);
 
-// Each level's tile kernels, by [group == 32][asymmetric], and its packing.
+// Each level's tile kernels, by TileForm, and its packing.
 namespace scalar {
-extern const TileFn tile_int8[2][2];
+extern const TileFn tile_int8[kTileForms];
 extern const PackFn pack_panel;
 }
 namespace avx2 {
-extern const TileFn tile_int8[2][2];
+extern const TileFn tile_int8[kTileForms];
 extern const PackFn pack_panel;
 }
 namespace avxvnni {
-extern const TileFn tile_int8[2][2];
+extern const TileFn tile_int8[kTileForms];
 extern const PackFn pack_panel;
 }
 namespace avx512 {
-extern const TileFn tile_int8[2][2];  // (no packing: every format has an AVX-512 panel decoder)
+extern const TileFn tile_int8[kTileForms];  // (no packing: every format has an AVX-512 panel decoder)
 }
 
-// The tile kernel of a level for a panel group size and symmetry.
-TileFn find_tile(runtime::Isa isa, int group, bool asymmetric);
+// The tile kernel of a level for a panel's shape.
+TileFn find_tile(runtime::Isa isa, const PanelShape& shape);
 // The packing of a level.
 PackFn find_pack(runtime::Isa isa);
 

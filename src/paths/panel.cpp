@@ -53,38 +53,46 @@ void PanelBuffer::decode_blocks(const format::Format& f, const uint8_t* first, s
 }
 
 PanelShape PanelBuffer::measure_shape() const {
-  // Pairs of sub-blocks group when their scales and offsets are the same bits; an offset counts when it is not
+  // Pairs of sub-blocks group when their scales (offsets) are the same bits; an offset counts when it is not
   // +-0. Integer or-reductions, which vectorize.
-  uint32_t split = 0, offset = 0;
+  uint32_t scale_split = 0, offset_split = 0, offset = 0;
   for (size_t at = 0; at < sub_scales_.size(); at += 2 * kPanelRows) {
     for (size_t l = at; l < at + kPanelRows; ++l) {
       const auto bits = [](float v) { return std::bit_cast<uint32_t>(v); };
-      split |= (bits(sub_scales_[l]) ^ bits(sub_scales_[l + kPanelRows])) |
-               (bits(sub_offsets_[l]) ^ bits(sub_offsets_[l + kPanelRows]));
+      scale_split |= bits(sub_scales_[l]) ^ bits(sub_scales_[l + kPanelRows]);
+      offset_split |= bits(sub_offsets_[l]) ^ bits(sub_offsets_[l + kPanelRows]);
       offset |= (bits(sub_offsets_[l]) | bits(sub_offsets_[l + kPanelRows])) & 0x7fffffffu;
     }
   }
-  return {.pairs = split == 0, .asymmetric = offset != 0};
+  return {.scale_pairs = scale_split == 0, .offset_pairs = offset_split == 0, .asymmetric = offset != 0};
 }
 
-const kernels::Panel& PanelBuffer::pack(const PanelShape& shape) {
-  if (shape.group() == 16) {
-    panel_ = {16, codes_.data(), sub_scales_.data(), shape.asymmetric ? sub_offsets_.data() : nullptr};
-    return panel_;
-  }
-  // Group 32: the first sub-block of each pair speaks for both.
-  const int64_t groups = k_ / 32;
-  scales_.resize(static_cast<size_t>(groups * kPanelRows));
-  offsets_.resize(shape.asymmetric ? scales_.size() : 0);
+namespace {
+
+// Group 32 from group 16: the first sub-block of each pair speaks for both.
+void every_other(const runtime::AlignedVector<float>& subs, runtime::AlignedVector<float>& pairs) {
+  const size_t groups = subs.size() / (2 * kPanelRows);
+  pairs.resize(groups * kPanelRows);
   // Fixed-size copies, which compile to a few moves (std::copy_n called memmove for each).
   constexpr size_t kRowBytes = sizeof(float) * kPanelRows;
-  for (int64_t g = 0; g < groups; ++g) {
-    std::memcpy(scales_.data() + g * kPanelRows, sub_scales_.data() + 2 * g * kPanelRows, kRowBytes);
+  for (size_t g = 0; g < groups; ++g) std::memcpy(pairs.data() + g * kPanelRows, subs.data() + 2 * g * kPanelRows, kRowBytes);
+}
+
+}  // namespace
+
+const kernels::Panel& PanelBuffer::pack(const PanelShape& shape) {
+  panel_ = {shape.group(), shape.offset_group(), codes_.data(), sub_scales_.data(), nullptr};
+  if (shape.group() == 32) {
+    every_other(sub_scales_, scales_);
+    panel_.scales = scales_.data();
   }
-  for (int64_t g = 0; g < groups && shape.asymmetric; ++g) {
-    std::memcpy(offsets_.data() + g * kPanelRows, sub_offsets_.data() + 2 * g * kPanelRows, kRowBytes);
+  if (shape.asymmetric) {
+    panel_.offsets = sub_offsets_.data();
+    if (shape.offset_group() == 32) {
+      every_other(sub_offsets_, offsets_);
+      panel_.offsets = offsets_.data();
+    }
   }
-  panel_ = {32, codes_.data(), scales_.data(), shape.asymmetric ? offsets_.data() : nullptr};
   return panel_;
 }
 

@@ -31,8 +31,8 @@ void tiled_columns(const Weight& w, const ActivationBuffer& x, int64_t m0, int64
     if (count == 2) shape = shape & buffers[1].decode(f, w, o0 + kPanelRows, valid - kPanelRows, isa);
     // Both panels share one kernel, so they share one grouping.
     const kernels::Panel panels[2] = {buffers[0].pack(shape), count == 2 ? buffers[1].pack(shape) : kernels::Panel{}};
-    const kernels::TileFn kernel = kernels::find_tile(isa, shape.group(), shape.asymmetric);
-    const kernels::TileActivations acts = x.tile_view(shape.group());
+    const kernels::TileFn kernel = kernels::find_tile(isa, shape);
+    const kernels::TileActivations acts = x.tile_view(shape.offset_group());
     // As few tiles as the rows need, of balanced heights (8 rows: 4 + 4, not 6 + 2, whose 2-row tile would load
     // the panels as often as the 6-row one for a third of the work).
     const int64_t tiles = (x.rows() + kTileRows - 1) / kTileRows;

@@ -1,7 +1,7 @@
 // The int8 tile kernel, AVX2 and AVX-VNNI: a panel's 16 weight rows in two registers (8 int32 lanes each), up to 3
 // activation rows at a time, so 6 int32 and 6 f32 accumulators and the operands fit the 16 registers. Per group of
 // S values the int32 dot products become f32 once, scaled by weight scale x activation scale; asymmetric weights
-// subtract offset x activation sum. With AVX-VNNI the dot product is vpdpbusd on the unsigned codes (q + 128,
+// subtract offset x activation sum, per group of O values (O = 0: symmetric). With AVX-VNNI the dot product is vpdpbusd on the unsigned codes (q + 128,
 // corrected by -128 x the activation sum); plain AVX2 has only the saturating vpmaddubsw, so it multiplies |q| by
 // the activations carrying q's sign (at most 2 x 128 x 127 per pair, no saturation).
 #include <immintrin.h>
@@ -35,9 +35,11 @@ inline __m256i dot4(__m256i t, __m256i w, __m256i xb) {
 }
 
 // Rows [r0, r0 + NR) against one panel; `valid` of its 16 rows are stored.
-template <int NR, int S, bool Asym>
+template <int NR, int S, int O>
 void panel_rows(const Panel& panel, int valid, const TileActivations& x, int64_t r0, float* y, int64_t ldy,
                 int64_t o0, const float* residual) {
+  // Activation groups are the finer of S and O: H of them per scale group.
+  constexpr int H = O == 16 ? S / 16 : 1;
   const int64_t groups = x.k / S;
   __m256 acc[NR][2];
   for (int r = 0; r < NR; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_ps();
@@ -45,7 +47,10 @@ void panel_rows(const Panel& panel, int valid, const TileActivations& x, int64_t
     __m256i t[NR][2];
     for (int r = 0; r < NR; ++r) {
 #if defined(__AVXVNNI__)
-      t[r][0] = t[r][1] = _mm256_set1_epi32(x.group[(r0 + r) * groups + g].bias);
+      const TileGroup* xg = x.group + ((r0 + r) * groups + g) * H;
+      int32_t bias = xg[0].bias;
+      if constexpr (H == 2) bias += xg[1].bias;
+      t[r][0] = t[r][1] = _mm256_set1_epi32(bias);
 #else
       t[r][0] = t[r][1] = _mm256_setzero_si256();
 #endif
@@ -62,15 +67,16 @@ void panel_rows(const Panel& panel, int valid, const TileActivations& x, int64_t
     }
     const __m256 scale[2] = {_mm256_loadu_ps(panel.scales + g * 16), _mm256_loadu_ps(panel.scales + g * 16 + 8)};
     for (int r = 0; r < NR; ++r) {
-      const __m256 dx = _mm256_set1_ps(x.group[(r0 + r) * groups + g].d);
+      const __m256 dx = _mm256_set1_ps(x.group[((r0 + r) * groups + g) * H].d);
       for (int h = 0; h < 2; ++h) {
         acc[r][h] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(t[r][h]), _mm256_mul_ps(scale[h], dx), acc[r][h]);
       }
     }
-    if constexpr (Asym) {
-      const __m256 offset[2] = {_mm256_loadu_ps(panel.offsets + g * 16), _mm256_loadu_ps(panel.offsets + g * 16 + 8)};
+    for (int j = 0; j < H && O > 0; ++j) {
+      const float* offsets = panel.offsets + (g * H + j) * 16;
+      const __m256 offset[2] = {_mm256_loadu_ps(offsets), _mm256_loadu_ps(offsets + 8)};
       for (int r = 0; r < NR; ++r) {
-        const __m256 sum = _mm256_set1_ps(x.group[(r0 + r) * groups + g].sum);
+        const __m256 sum = _mm256_set1_ps(x.group[((r0 + r) * groups + g) * H + j].sum);
         for (int h = 0; h < 2; ++h) acc[r][h] = _mm256_fnmadd_ps(offset[h], sum, acc[r][h]);
       }
     }
@@ -88,7 +94,7 @@ void panel_rows(const Panel& panel, int valid, const TileActivations& x, int64_t
   }
 }
 
-template <int S, bool Asym>
+template <int S, int O>
 void tile(const Panel* panels, int panel_count, int valid, const TileActivations& x, int64_t r0, int nr, float* y,
           int64_t ldy, int64_t o0, const float* residual) {
   for (int p = 0; p < panel_count; ++p) {
@@ -96,9 +102,9 @@ void tile(const Panel* panels, int panel_count, int valid, const TileActivations
     const int64_t o = o0 + p * kPanelRows;
     for (int r = 0; r < nr; r += kRowsPerStep) {
       switch (std::min(kRowsPerStep, nr - r)) {
-        case 1: panel_rows<1, S, Asym>(panels[p], panel_valid, x, r0 + r, y, ldy, o, residual); break;
-        case 2: panel_rows<2, S, Asym>(panels[p], panel_valid, x, r0 + r, y, ldy, o, residual); break;
-        default: panel_rows<3, S, Asym>(panels[p], panel_valid, x, r0 + r, y, ldy, o, residual); break;
+        case 1: panel_rows<1, S, O>(panels[p], panel_valid, x, r0 + r, y, ldy, o, residual); break;
+        case 2: panel_rows<2, S, O>(panels[p], panel_valid, x, r0 + r, y, ldy, o, residual); break;
+        default: panel_rows<3, S, O>(panels[p], panel_valid, x, r0 + r, y, ldy, o, residual); break;
       }
     }
   }
@@ -106,6 +112,6 @@ void tile(const Panel* panels, int panel_count, int valid, const TileActivations
 
 }  // namespace
 
-const TileFn tile_int8[2][2] = {{tile<16, false>, tile<16, true>}, {tile<32, false>, tile<32, true>}};
+const TileFn tile_int8[kTileForms] = {tile<16, 0>, tile<16, 16>, tile<32, 0>, tile<32, 32>, tile<32, 16>};
 
 }  // namespace ggufmm::kernels::GGUFMM_LEVEL

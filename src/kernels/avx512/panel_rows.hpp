@@ -20,6 +20,11 @@
 //     static constexpr int chunk(int c, int f);  // the chunk (values 4x..4x+3) in field f of code dword c
 //     static __m512i codes(__m512i fields);      // fields (below 2^kBits a byte) to panel codes, q + 128
 //     static void factors(const uint8_t* p, __m512& scales, __m512& offsets);  // as decode gives them
+//
+// Two-bit fields may instead be multiplied, exactly, by an integer factor per 16 values (q = field * factor, at
+// most 127), so that the scales left pair up (Q2_K: its 4-bit sub-scales, leaving one scale per block):
+//
+//     static __m512i multipliers(const uint8_t* p);  // the 16 factors, one per dword, in place of codes()
 #pragma once
 
 #include <immintrin.h>
@@ -123,6 +128,24 @@ inline __m512i level_codes(const int8_t (&levels)[16], __m512i nibbles) {
 
 template <class F>
 concept PackedFields = requires { F::kBits; };
+template <class F>
+concept FoldedFields = PackedFields<F> && F::kBits == 2 && requires(const uint8_t* p) { F::multipliers(p); };
+
+// Per 16 values (s) of a run, a byte table in each 128-bit lane that maps field q of row 4L + j (byte 4j + q of
+// lane L) to its panel code, 128 + factor * q: multipliers[l][s] is row l's factor.
+inline void folding_tables(const int32_t (&multipliers)[kPanelRows][16], __m512i (&tables)[16]) {
+  load_transposed(multipliers, tables);
+  for (auto& t : tables) {
+    t = _mm512_add_epi32(_mm512_mullo_epi32(t, _mm512_set1_epi32(0x03020100)), _mm512_set1_epi32(static_cast<int>(0x80808080u)));
+  }
+}
+// Fields (0-3 a byte) of a chunk through its table: byte b looks up entry 4 (b / 4 % 4) + field.
+inline __m512i folded_codes(__m512i table, __m512i fields) {
+  const __m512i row_in_lane = _mm512_set_epi32(0x0c0c0c0c, 0x08080808, 0x04040404, 0, 0x0c0c0c0c, 0x08080808,
+                                               0x04040404, 0, 0x0c0c0c0c, 0x08080808, 0x04040404, 0, 0x0c0c0c0c,
+                                               0x08080808, 0x04040404, 0);
+  return _mm512_shuffle_epi8(table, _mm512_or_si512(fields, row_in_lane));
+}
 
 // The chunk of field f of code dword c for 4-bit codes stored as 16 bytes a 32-value group (byte j: values j and
 // 16 + j): dword c holds bytes 4 (c % 4)..4 (c % 4) + 3 of group c / 4.
@@ -138,6 +161,7 @@ PanelShape panel_rows(const uint8_t* w, size_t row_bytes, int rows, int64_t k, u
   alignas(64) int8_t q[kDecoded][kPanelRows][64];
   alignas(64) float sc[kPanelRows][kRun / 16];
   alignas(64) float off[kPanelRows][kRun / 16];
+  alignas(64) int32_t multipliers[kPanelRows][kRun / 16];  // folding formats only
   // Where each row's run is: past `rows`, zero bytes; in a row's last run, which may hold fewer blocks, a
   // zero-padded copy (zero blocks, zero scales).
   alignas(64) static constexpr uint8_t kZeroRun[F::kRunBytes] = {};
@@ -150,11 +174,16 @@ PanelShape panel_rows(const uint8_t* w, size_t row_bytes, int rows, int64_t k, u
     }
     std::memset(sc[l], 0, sizeof sc[l]);
     if constexpr (F::kOffsets) std::memset(off[l], 0, sizeof off[l]);
+    if constexpr (FoldedFields<F>) std::memset(multipliers[l], 0, sizeof multipliers[l]);
   }
   const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));  // q + 128: the panel's unsigned codes
   // The shape, from the bits of each row's scales and offsets: a pair differs where a sub-block's bits differ
   // from its neighbour's (the padded rows and blocks are zero: they agree, with no offset).
-  __m512i split = _mm512_setzero_si512(), offset = _mm512_setzero_si512();
+  __m512i scale_split = _mm512_setzero_si512(), offset_split = _mm512_setzero_si512();
+  __m512i offset = _mm512_setzero_si512();
+  const auto differ = [](__m512i split, __m512i bits) {
+    return _mm512_ternarylogic_epi32(split, bits, _mm512_maskz_shuffle_epi32(0xffff, bits, _MM_PERM_CDAB), 0xf6);
+  };
   for (int64_t i0 = 0; i0 < k; i0 += kRun) {
     const int values = static_cast<int>(std::min<int64_t>(kRun, k - i0));
     const size_t at = static_cast<size_t>(i0 / F::kBlockValues) * kBlockBytes;
@@ -170,24 +199,25 @@ PanelShape panel_rows(const uint8_t* w, size_t row_bytes, int rows, int64_t k, u
       __m512 s, o;
       if constexpr (PackedFields<F>) {
         F::factors(p, s, o);
+        if constexpr (FoldedFields<F>) _mm512_store_si512(multipliers[l], F::multipliers(p));
       } else {
         __m512i v[kDecoded];
         F::decode(p, v, s, o);
         for (int c = 0; c < kDecoded; ++c) _mm512_store_si512(q[c][l], v[c]);
       }
       _mm512_store_ps(sc[l], s);
-      const __m512i bits = _mm512_castps_si512(s);
-      split = _mm512_ternarylogic_epi32(split, bits, _mm512_maskz_shuffle_epi32(0xffff, bits, _MM_PERM_CDAB), 0xf6);
+      scale_split = differ(scale_split, _mm512_castps_si512(s));
       if constexpr (F::kOffsets) {
         _mm512_store_ps(off[l], o);
-        const __m512i obits = _mm512_castps_si512(o);
-        split = _mm512_ternarylogic_epi32(split, obits, _mm512_maskz_shuffle_epi32(0xffff, obits, _MM_PERM_CDAB), 0xf6);
-        offset = _mm512_or_si512(offset, obits);
+        offset_split = differ(offset_split, _mm512_castps_si512(o));
+        offset = _mm512_or_si512(offset, _mm512_castps_si512(o));
       }
     }
     uint8_t* run_codes = codes + i0 / 4 * 64;
     if constexpr (PackedFields<F>) {
       const __m512i field = _mm512_set1_epi8(static_cast<char>((1 << F::kBits) - 1));
+      [[maybe_unused]] __m512i tables[16];
+      if constexpr (FoldedFields<F>) folding_tables(multipliers, tables);
       // Unrolled, so that chunk indices are constants and the words stay in registers.
       #pragma GCC unroll 16
       for (int i = 0; i < 2 * F::kBits; ++i) {
@@ -200,7 +230,12 @@ PanelShape panel_rows(const uint8_t* w, size_t row_bytes, int rows, int64_t k, u
             const int c = F::chunk(4 * i + j, f);
             const __m512i shifted = f == 0 ? words[j] : _mm512_srli_epi16(words[j], F::kBits * f);
             const __m512i bits = F::kBits == 8 ? shifted : _mm512_and_si512(shifted, field);
-            if (4 * c < values) store_chunk(run_codes + 64 * c, F::codes(bits));
+            if (4 * c >= values) continue;
+            if constexpr (FoldedFields<F>) {
+              store_chunk(run_codes + 64 * c, folded_codes(tables[c / 4], bits));
+            } else {
+              store_chunk(run_codes + 64 * c, F::codes(bits));
+            }
           }
         }
       }
@@ -214,7 +249,8 @@ PanelShape panel_rows(const uint8_t* w, size_t row_bytes, int rows, int64_t k, u
     if constexpr (F::kOffsets) store_transposed(off, subs, _mm512_setzero_si512(), offsets + i0);
   }
   const __m512i magnitude = _mm512_set1_epi32(0x7fffffff);
-  return {.pairs = _mm512_test_epi32_mask(split, split) == 0,
+  return {.scale_pairs = _mm512_test_epi32_mask(scale_split, scale_split) == 0,
+          .offset_pairs = _mm512_test_epi32_mask(offset_split, offset_split) == 0,
           .asymmetric = _mm512_test_epi32_mask(offset, magnitude) != 0};
 }
 

@@ -1,7 +1,8 @@
 // The int8 tile kernel, AVX-512 VNNI: 16 weight rows per register (one int32 lane each), 1 or 2 panels, up to
 // 6 activation rows, so up to 12 int32 and 12 f32 accumulators stay in registers. Per group of S values the
 // int32 dot products (vpdpbusd: unsigned weight codes x broadcast signed activation codes) become f32 once,
-// scaled by weight scale x activation scale; asymmetric weights subtract offset x activation sum.
+// scaled by weight scale x activation scale; asymmetric weights subtract offset x activation sum, per group of O
+// values (O = 0: symmetric).
 #include <immintrin.h>
 
 #include <cstring>
@@ -18,9 +19,11 @@ inline int32_t load_i32(const int8_t* p) {
   return v;
 }
 
-template <int P, int NR, int S, bool Asym>
+template <int P, int NR, int S, int O>
 void tile_rows(const Panel* panels, int valid, const TileActivations& x, int64_t r0, float* y, int64_t ldy,
                int64_t o0, const float* residual) {
+  // Activation groups are the finer of S and O: H of them per scale group.
+  constexpr int H = O == 16 ? S / 16 : 1;
   const int64_t groups = x.k / S;
   __m512 acc[NR][P];
   for (int r = 0; r < NR; ++r) {
@@ -29,8 +32,10 @@ void tile_rows(const Panel* panels, int valid, const TileActivations& x, int64_t
   for (int64_t g = 0; g < groups; ++g) {
     __m512i t[NR][P];
     for (int r = 0; r < NR; ++r) {
-      const __m512i bias = _mm512_set1_epi32(x.group[(r0 + r) * groups + g].bias);
-      for (int p = 0; p < P; ++p) t[r][p] = bias;
+      const TileGroup* xg = x.group + ((r0 + r) * groups + g) * H;
+      int32_t bias = xg[0].bias;
+      if constexpr (H == 2) bias += xg[1].bias;
+      for (int p = 0; p < P; ++p) t[r][p] = _mm512_set1_epi32(bias);
     }
     for (int c = 0; c < S / 4; ++c) {
       const int64_t chunk = g * (S / 4) + c;
@@ -41,18 +46,18 @@ void tile_rows(const Panel* panels, int valid, const TileActivations& x, int64_t
         for (int p = 0; p < P; ++p) t[r][p] = _mm512_dpbusd_epi32(t[r][p], w[p], xb);
       }
     }
-    __m512 scale[P], offset[P];
+    __m512 scale[P], offset[P][H];
     for (int p = 0; p < P; ++p) {
       scale[p] = _mm512_loadu_ps(panels[p].scales + g * 16);
-      if constexpr (Asym) offset[p] = _mm512_loadu_ps(panels[p].offsets + g * 16);
+      for (int h = 0; h < H && O > 0; ++h) offset[p][h] = _mm512_loadu_ps(panels[p].offsets + (g * H + h) * 16);
     }
     for (int r = 0; r < NR; ++r) {
-      const TileGroup& xg = x.group[(r0 + r) * groups + g];
-      const __m512 dx = _mm512_set1_ps(xg.d);
+      const TileGroup* xg = x.group + ((r0 + r) * groups + g) * H;
+      const __m512 dx = _mm512_set1_ps(xg[0].d);
       for (int p = 0; p < P; ++p) acc[r][p] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(t[r][p]), _mm512_mul_ps(scale[p], dx), acc[r][p]);
-      if constexpr (Asym) {
-        const __m512 sum = _mm512_set1_ps(xg.sum);
-        for (int p = 0; p < P; ++p) acc[r][p] = _mm512_fnmadd_ps(offset[p], sum, acc[r][p]);
+      for (int h = 0; h < H && O > 0; ++h) {
+        const __m512 sum = _mm512_set1_ps(xg[h].sum);
+        for (int p = 0; p < P; ++p) acc[r][p] = _mm512_fnmadd_ps(offset[p][h], sum, acc[r][p]);
       }
     }
   }
@@ -68,17 +73,17 @@ void tile_rows(const Panel* panels, int valid, const TileActivations& x, int64_t
   }
 }
 
-template <int S, bool Asym>
+template <int S, int O>
 void tile(const Panel* panels, int panel_count, int valid, const TileActivations& x, int64_t r0, int nr, float* y,
           int64_t ldy, int64_t o0, const float* residual) {
   auto run = [&]<int P>() {
     switch (nr) {
-      case 1: return tile_rows<P, 1, S, Asym>(panels, valid, x, r0, y, ldy, o0, residual);
-      case 2: return tile_rows<P, 2, S, Asym>(panels, valid, x, r0, y, ldy, o0, residual);
-      case 3: return tile_rows<P, 3, S, Asym>(panels, valid, x, r0, y, ldy, o0, residual);
-      case 4: return tile_rows<P, 4, S, Asym>(panels, valid, x, r0, y, ldy, o0, residual);
-      case 5: return tile_rows<P, 5, S, Asym>(panels, valid, x, r0, y, ldy, o0, residual);
-      default: return tile_rows<P, 6, S, Asym>(panels, valid, x, r0, y, ldy, o0, residual);
+      case 1: return tile_rows<P, 1, S, O>(panels, valid, x, r0, y, ldy, o0, residual);
+      case 2: return tile_rows<P, 2, S, O>(panels, valid, x, r0, y, ldy, o0, residual);
+      case 3: return tile_rows<P, 3, S, O>(panels, valid, x, r0, y, ldy, o0, residual);
+      case 4: return tile_rows<P, 4, S, O>(panels, valid, x, r0, y, ldy, o0, residual);
+      case 5: return tile_rows<P, 5, S, O>(panels, valid, x, r0, y, ldy, o0, residual);
+      default: return tile_rows<P, 6, S, O>(panels, valid, x, r0, y, ldy, o0, residual);
     }
   };
   if (panel_count == 2) return run.template operator()<2>();
@@ -87,6 +92,6 @@ void tile(const Panel* panels, int panel_count, int valid, const TileActivations
 
 }  // namespace
 
-const TileFn tile_int8[2][2] = {{tile<16, false>, tile<16, true>}, {tile<32, false>, tile<32, true>}};
+const TileFn tile_int8[kTileForms] = {tile<16, 0>, tile<16, 16>, tile<32, 0>, tile<32, 32>, tile<32, 16>};
 
 }  // namespace ggufmm::kernels::avx512
