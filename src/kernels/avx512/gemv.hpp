@@ -395,6 +395,27 @@ inline __m512 table_lanes(__m512i table) {
   return _mm512_cvtepi32_ps(_mm512_shuffle_epi8(table, _mm512_load_si512(kDwordLanes<Pos>.b)));
 }
 
+// The integer scale of each sub-block of 16 as a float per lane, from the table: zero-extended, or sign-extended
+// (through the top byte of each dword) for signed scales.
+template <int (*Pos)(int)>
+inline constexpr KIndex kDwordTops = [] {
+  KIndex t{};
+  for (int s = 0; s < 16; ++s) {
+    t.b[4 * s] = t.b[4 * s + 1] = t.b[4 * s + 2] = -128;
+    t.b[4 * s + 3] = static_cast<int8_t>(Pos(s));
+  }
+  return t;
+}();
+template <class F>
+inline __m512 sub_scales(__m512i table) {
+  if constexpr (F::kSignedScales) {
+    const __m512i tops = _mm512_shuffle_epi8(table, _mm512_load_si512(kDwordTops<F::scale_pos>.b));
+    return _mm512_cvtepi32_ps(_mm512_srai_epi32(tops, 24));
+  } else {
+    return table_lanes<F::scale_pos>(table);
+  }
+}
+
 // After packing chunks (2P, 2P+1) and vpmaddwd, lane 4L + j holds sub-block 8P + L (j < 2) or 8P + 4 + L (j >= 2):
 // activation group 4P + L / 2 or 4P + 2 + L / 2 of the super-block.
 template <int P>
@@ -437,19 +458,32 @@ inline KScales k_scales(const void* p) {
 // A lone super-block scale in every lane.
 inline __m256 k_scale(uint16_t d) { return _mm256_cvtph_ps(_mm_set1_epi16(static_cast<int16_t>(d))); }
 
+// What a super-block drops per sub-block of 16, times the activation sums: dmin * m (formats with mins), or
+// d * sc * c (formats with a centre, whose codes are u = q + c), times 256 as their signed scale words are.
+template <class F>
+inline __m512 k_dropped(const KDecoded& kd) {
+  if constexpr (F::kMins) {
+    return kd.mins;
+  } else {
+    static_assert(F::kSignedScales, "the centred formats have signed scales");
+    // A scale in the top byte of a dword is sc * 2^24 as an integer, exactly a float; d * c / 2^16 makes the rest.
+    const __m512 tops = _mm512_cvtepi32_ps(_mm512_shuffle_epi8(kd.table, _mm512_load_si512(kDwordTops<F::scale_pos>.b)));
+    const __m512 d = _mm512_broadcastss_ps(_mm256_castps256_ps128(kd.d));
+    return _mm512_mul_ps(tops, _mm512_mul_ps(d, _mm512_set1_ps(static_cast<float>(F::kCentre) / 65536.0f)));
+  }
+}
+
 template <class F, int NR>
 void gemv_k_rows(const uint8_t* w, size_t row_bytes, int64_t m0, int64_t m1, const Activations& x, float* y,
                  int64_t ldy, const float* residual) {
   constexpr int kValues = 256;
   // Every weight row reads all activation rows: a row is taken in slices small enough that the slice's
-  // activations, sums, scales and corrections (~610 bytes per row and super-block) stay in L1.
-  constexpr int64_t kMaxSlice = (36 << 10) / (610 * NR);
-  // Per row and super-block: -c times the sum of each 4 activations, the dpbusd accumulator of every weight row
-  // (formats with a centre only).
-  constexpr bool kCentred = F::kCentre != 0;
-  alignas(64) int32_t correction[NR][kCentred ? kMaxSlice : 1][kValues / 4];
-  // With few rows a super-block takes few cycles: separate accumulators for the mins keep the chains short.
-  constexpr bool kMinAcc = F::kMins && NR <= 2;
+  // activations, sums and scales (352 bytes per row and super-block) stay in L1.
+  constexpr int64_t kMaxSlice = (36 << 10) / (352 * NR);
+  constexpr bool kDrops = F::kMins || F::kCentre != 0;
+  // With few rows a super-block takes few cycles: separate accumulators for the dropped terms keep the chains
+  // short.
+  constexpr bool kDropAcc = kDrops && NR <= 2;
   const int64_t blocks = x.k / kValues;
   const int64_t groups = x.k / kGroup;
   const int64_t slices = (blocks + kMaxSlice - 1) / kMaxSlice;
@@ -458,47 +492,39 @@ void gemv_k_rows(const uint8_t* w, size_t row_bytes, int64_t m0, int64_t m1, con
   const __m512i spread1 = pair_groups<1>();
   for (int64_t j0 = 0; j0 < blocks; j0 += per_slice) {
     const int64_t j1 = blocks - j0 < per_slice ? blocks : j0 + per_slice;
-    for (int r = 0; r < NR && kCentred; ++r) {
-      for (int64_t j = j0; j < j1; ++j) {
-        for (int c = 0; c < 4; ++c) {
-          const __m512i xc = _mm512_loadu_si512(x.q + r * x.k + j * kValues + 64 * c);
-          const __m512i sum = _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_set1_epi8(F::kCentre), xc);
-          _mm512_store_si512(correction[r][j - j0] + 16 * c, _mm512_sub_epi32(_mm512_setzero_si512(), sum));
-        }
-      }
-    }
     for (int64_t o = m0; o < m1; ++o) {
       const auto* b = reinterpret_cast<const typename F::Block*>(w + static_cast<size_t>(o) * row_bytes);
-      __m512 acc[NR], accm[NR];
-      for_chunks<NR>([&]<int R>() { acc[R] = accm[R] = _mm512_setzero_ps(); });
+      __m512 acc[NR], accd[NR];
+      for_chunks<NR>([&]<int R>() { acc[R] = accd[R] = _mm512_setzero_ps(); });
       SlicePrefetch<sizeof(typename F::Block)> ahead(w, row_bytes, o, j0, j1);
       for (int64_t j = j0; j < j1; ++j) {
         ahead.step();
         const KDecoded kd = F::decode(b[j]);
+        [[maybe_unused]] __m512 dropped;
+        if constexpr (kDrops) dropped = k_dropped<F>(kd);
         for_chunks<NR>([&]<int R>() {
           const int8_t* xq = x.q + R * x.k + j * kValues;
-          const int32_t* corr = correction[R][kCentred ? j - j0 : 0];
           __m512i dot[4];
           for (int c = 0; c < 4; ++c) {
-            const __m512i start = kCentred ? _mm512_load_si512(corr + 16 * c) : _mm512_setzero_si512();
-            dot[c] = _mm512_dpbusd_epi32(start, kd.w[c], _mm512_loadu_si512(xq + 64 * c));
+            dot[c] = _mm512_dpbusd_epi32(_mm512_setzero_si512(), kd.w[c], _mm512_loadu_si512(xq + 64 * c));
           }
+          // A dword sums 4 products of a code (at most 63) and an activation (|q| <= 127): the words hold it.
           const __m512i s0 = _mm512_madd_epi16(_mm512_packs_epi32(dot[0], dot[1]), kd.scales[0]);
           const __m512i s1 = _mm512_madd_epi16(_mm512_packs_epi32(dot[2], dot[3]), kd.scales[1]);
           const __m512 ds = _mm512_castps256_ps512(_mm256_mul_ps(_mm256_loadu_ps(x.d + R * groups + j * 8), kd.d));
           acc[R] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s0), _mm512_permutexvar_ps(spread0, ds), acc[R]);
           acc[R] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s1), _mm512_permutexvar_ps(spread1, ds), acc[R]);
-          if constexpr (F::kMins) {
-            __m512& into = kMinAcc ? accm[R] : acc[R];
-            into = _mm512_fnmadd_ps(kd.mins, _mm512_loadu_ps(x.sum + (R * x.k + j * kValues) / kSumGroup), into);
+          if constexpr (kDrops) {
+            __m512& into = kDropAcc ? accd[R] : acc[R];
+            into = _mm512_fnmadd_ps(dropped, _mm512_loadu_ps(x.sum + (R * x.k + j * kValues) / kSumGroup), into);
           }
         });
       }
       for_chunks<NR>([&]<int R>() {
         const int64_t at = R * ldy + o;
-        const __m512 sum = kMinAcc ? _mm512_add_ps(acc[R], accm[R]) : acc[R];
+        const __m512 sum = kDropAcc ? _mm512_add_ps(acc[R], accd[R]) : acc[R];
         const float prior = j0 > 0 ? y[at] : residual ? residual[at] : 0.0f;
-        // Signed scale words carry a factor 256 (their high byte); those formats have no mins.
+        // Signed scale words carry a factor 256 (their high byte), and so do their dropped terms.
         y[at] = _mm512_reduce_add_ps(sum) * (F::kSignedScales ? 1.0f / 256 : 1.0f) + prior;
       });
     }
@@ -581,27 +607,6 @@ struct K4Format {
     return kd;
   }
 };
-
-// The integer scale of each sub-block of 16 as a float per lane, from the table: zero-extended, or sign-extended
-// (through the top byte of each dword) for signed scales.
-template <int (*Pos)(int)>
-inline constexpr KIndex kDwordTops = [] {
-  KIndex t{};
-  for (int s = 0; s < 16; ++s) {
-    t.b[4 * s] = t.b[4 * s + 1] = t.b[4 * s + 2] = -128;
-    t.b[4 * s + 3] = static_cast<int8_t>(Pos(s));
-  }
-  return t;
-}();
-template <class F>
-inline __m512 sub_scales(__m512i table) {
-  if constexpr (F::kSignedScales) {
-    const __m512i tops = _mm512_shuffle_epi8(table, _mm512_load_si512(kDwordTops<F::scale_pos>.b));
-    return _mm512_cvtepi32_ps(_mm512_srai_epi32(tops, 24));
-  } else {
-    return table_lanes<F::scale_pos>(table);
-  }
-}
 
 // A super-block as a panel run (panel_rows.hpp): the codes less their centre; per 16 values the scale d * sc and
 // the offset dmin * m, the products ggml dequantizes with.
