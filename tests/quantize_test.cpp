@@ -250,9 +250,11 @@ TEST(DecodedFormat, FoldedQ2KIsGgmlsValue) {
       // Value i: byte i % 32 of its 128-value half, bits 2 * (i % 128 / 32); sub-block i / 16.
       const int level = (block.qs[i / 128 * 32 + i % 32] >> (2 * (i % 128 / 32))) & 3;
       const uint8_t sc = block.scales[i / 16];
-      const float want = (d * static_cast<float>(sc & 0xf)) * static_cast<float>(level) - dmin * static_cast<float>(sc >> 4);
+      const float scale = d * static_cast<float>(sc & 0xf), min = dmin * static_cast<float>(sc >> 4);
+      const float want = scale * static_cast<float>(level) - min;
       const float got = b.scale[i / 16] * static_cast<float>(b.q[i]) - b.offset[i / 16];
-      ASSERT_EQ(std::memcmp(&got, &want, sizeof got), 0) << "trial " << trial << " value " << i << ": " << got << " vs " << want;
+      ASSERT_EQ(std::memcmp(&got, &want, sizeof got), 0)
+          << "trial " << trial << " value " << i << ": " << got << " vs " << want;
     }
   }
 }

@@ -37,7 +37,7 @@ inline __m256 iq4_xs_group_scales(const format::BlockIQ4_XS& b) {
 constexpr size_t kIQ4PrefetchDistance = 16384;
 template <size_t UnitBytes>
 inline void iq4_prefetch(const uint8_t* unit) {
-  prefetch_lines<UnitBytes>(reinterpret_cast<uintptr_t>(unit) + kIQ4PrefetchDistance);
+  prefetch_lines<UnitBytes, Cache::L2>(reinterpret_cast<uintptr_t>(unit) + kIQ4PrefetchDistance);
 }
 
 }  // namespace

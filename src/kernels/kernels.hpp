@@ -62,11 +62,16 @@ using QuantizeActFn = void (*)(const float* x, int rows, int64_t k, int8_t* q, f
 
 // Weights stream through once, and decoding them is slow enough that the hardware prefetcher falls behind on a
 // loaded machine (measured: K-quant gemv streams 40 % more with it): ask for the lines of a block 4 KB on in the
-// order they are read. 4 KB rather than 2 lets TQ2_0 stream 20 % more; 8 KB gains nothing. Into L2, not L1:
-// there the weight's lines do not evict the activations, which a long row's gemv reads again for every weight
-// row (Zen 4, 32 KiB L1, k = 14336: one activation row streams 1.2 to 1.35 times more).
+// order they are read. 4 KB rather than 2 lets TQ2_0 stream 20 % more; 8 KB gains nothing.
 // (A prefetch never faults; the address is formed as an integer, as it may lie past the end of the weight.)
 inline constexpr size_t kPrefetchAhead = 4096;
+
+// Where the lines go. With one or two activation rows a kernel streams, and the weight's lines wait in L2, where
+// they do not evict the activations that every weight row reads again (Zen 4, 32 KiB L1, k = 14336: 1.13 to 1.35
+// times as fast as into L1). With more rows the arithmetic binds, and every row reads each line: it waits in L1
+// (4 to 8 rows: 1.1 to 1.2 times as fast as in L2).
+enum class Cache { L1, L2 };
+constexpr Cache weight_cache(int rows) { return rows <= 2 ? Cache::L2 : Cache::L1; }
 
 // Weight rows [m0, m1) through run.template operator()<W>(o) for rows o..o+W-1: in pairs (W = 2) where a kernel
 // can take two rows side by side (kCanPair) and a row has at least 4 KiB, else one at a time. Two short rows side
@@ -83,28 +88,35 @@ inline void paired_rows(int64_t m0, int64_t m1, size_t row_bytes, Run&& run) {
   for (; o < m1; ++o) run.template operator()<1>(o);
 }
 
-template <size_t kBytes>
+template <size_t kBytes, Cache kTo>
 inline void prefetch_lines(uintptr_t at) {
-  for (size_t line = 0; line < kBytes; line += 64) _mm_prefetch(reinterpret_cast<const char*>(at + line), _MM_HINT_T1);
+  for (size_t line = 0; line < kBytes; line += 64) {
+    const char* p = reinterpret_cast<const char*>(at + line);
+    if constexpr (kTo == Cache::L2) {
+      _mm_prefetch(p, _MM_HINT_T1);
+    } else {
+      _mm_prefetch(p, _MM_HINT_T0);
+    }
+  }
 }
 
 // A pass over W consecutive weight rows reads them side by side, `offset` bytes into each: `kAhead` bytes on in
 // that order is kAhead / W further into each row or, past the rows' end, as far into the rows of a later pass,
 // which follow in memory. (Prefetching each row 4 KB on instead left the next pass's later rows unfetched: with two
 // rows of 8 KB, Q4_0 gemv streamed 20 % less than with the same bytes in short rows.)
-template <size_t kBytes, int W, size_t kAhead = kPrefetchAhead>
+template <size_t kBytes, int W, Cache kTo, size_t kAhead = kPrefetchAhead>
 inline void prefetch_pass(const uint8_t* rows, size_t row_bytes, size_t offset) {
   size_t at = offset + kAhead / W;
   uintptr_t pass = reinterpret_cast<uintptr_t>(rows);
   for (; at >= row_bytes; at -= row_bytes) pass += W * row_bytes;  // short rows: a pass or more on
-  for (int j = 0; j < W; ++j) prefetch_lines<kBytes>(pass + j * row_bytes + at);
+  for (int j = 0; j < W; ++j) prefetch_lines<kBytes, kTo>(pass + j * row_bytes + at);
 }
 
 // Rows read a slice [j0, j1) of their blocks each, row after row (so that the slice's activations stay in L1
 // across the rows): a cursor on the block kPrefetchAhead bytes on in that order, from block j0 of row o on.
 // (Prefetching along the row instead fetched the next slice, not the next rows: Q4_K gemv of two activation rows,
 // taken in two slices, streamed at half the rate of one row.)
-template <size_t kBlockBytes>
+template <size_t kBlockBytes, Cache kTo>
 class SlicePrefetch {
  public:
   SlicePrefetch(const uint8_t* w, size_t row_bytes, int64_t o, int64_t j0, int64_t j1)
@@ -113,7 +125,7 @@ class SlicePrefetch {
   }
   // Prefetches the block ahead of the one about to be read, and moves on one block.
   void step() {
-    prefetch_lines<kBlockBytes>(row_ + static_cast<uintptr_t>(j_) * kBlockBytes);
+    prefetch_lines<kBlockBytes, kTo>(row_ + static_cast<uintptr_t>(j_) * kBlockBytes);
     if (++j_ == j1_) {
       j_ = j0_;
       row_ += row_bytes_;
@@ -128,9 +140,9 @@ class SlicePrefetch {
 };
 
 // One row read in memory order: the lines kPrefetchAhead bytes on from a block.
-template <size_t kBytes>
+template <size_t kBytes, Cache kTo>
 inline void prefetch_ahead(const void* block) {
-  prefetch_lines<kBytes>(reinterpret_cast<uintptr_t>(block) + kPrefetchAhead);
+  prefetch_lines<kBytes, kTo>(reinterpret_cast<uintptr_t>(block) + kPrefetchAhead);
 }
 
 // Calls body.template operator()<NR>() with NR = rows (1 to kMaxGemvRows) as a compile-time constant, so that

@@ -75,7 +75,9 @@ void every_other(const runtime::AlignedVector<float>& subs, runtime::AlignedVect
   pairs.resize(groups * kPanelRows);
   // Fixed-size copies, which compile to a few moves (std::copy_n called memmove for each).
   constexpr size_t kRowBytes = sizeof(float) * kPanelRows;
-  for (size_t g = 0; g < groups; ++g) std::memcpy(pairs.data() + g * kPanelRows, subs.data() + 2 * g * kPanelRows, kRowBytes);
+  for (size_t g = 0; g < groups; ++g) {
+    std::memcpy(pairs.data() + g * kPanelRows, subs.data() + 2 * g * kPanelRows, kRowBytes);
+  }
 }
 
 }  // namespace

@@ -226,7 +226,7 @@ struct Grid8Step {
   template <int NR>
   static void step(const uint8_t* row, int64_t i, const Activations& x, __m256 (&acc)[NR]) {
     const auto& block = reinterpret_cast<const typename Codes::Block*>(row)[i / kValues];
-    prefetch_ahead<sizeof block>(&block);
+    prefetch_ahead<sizeof block, weight_cache(NR)>(&block);
     // A format may ask for memory to decode into (Codes::Scratch: grid indices for scalar loads, sign bits), kept
     // apart from the decoded block so that the block's other fields stay in registers.
     if constexpr (requires { typename Codes::Scratch; }) {
@@ -369,7 +369,7 @@ void gemv_k_rows(const uint8_t* w, size_t row_bytes, int64_t m0, int64_t m1, con
       k_unroll<NR>([&]<int R>() {
         for (int a = 0; a < kAccs; ++a) acc[R][a] = _mm256_setzero_ps();
       });
-      SlicePrefetch<sizeof(typename F::Block)> ahead(w, row_bytes, o, j0, j1);
+      SlicePrefetch<sizeof(typename F::Block), weight_cache(NR)> ahead(w, row_bytes, o, j0, j1);
       for (int64_t j = j0; j < j1; ++j) {
         ahead.step();
         const F f(b[j]);

@@ -35,7 +35,7 @@ void gemv_float_rows(const uint8_t* w, size_t row_bytes, int64_t m0, int64_t m1,
     for (int r = 0; r < NR; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_ps();
     int64_t i = 0;
     for (; i + 16 <= x.k; i += 16) {
-      prefetch_ahead<16 * Stored::kBytes>(row + i * Stored::kBytes);
+      prefetch_ahead<16 * Stored::kBytes, weight_cache(NR)>(row + i * Stored::kBytes);
       const __m256 w0 = Stored::load(row + i * Stored::kBytes);
       const __m256 w1 = Stored::load(row + (i + 8) * Stored::kBytes);
       for (int r = 0; r < NR; ++r) {

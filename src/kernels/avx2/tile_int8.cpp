@@ -1,9 +1,10 @@
 // The int8 tile kernel, AVX2 and AVX-VNNI: a panel's 16 weight rows in two registers (8 int32 lanes each), up to 3
 // activation rows at a time, so 6 int32 and 6 f32 accumulators and the operands fit the 16 registers. Per group of
 // S values the int32 dot products become f32 once, scaled by weight scale x activation scale; asymmetric weights
-// subtract offset x activation sum, per group of O values (O = 0: symmetric). With AVX-VNNI the dot product is vpdpbusd on the unsigned codes (q + 128,
-// corrected by -128 x the activation sum); plain AVX2 has only the saturating vpmaddubsw, so it multiplies |q| by
-// the activations carrying q's sign (at most 2 x 128 x 127 per pair, no saturation).
+// subtract offset x activation sum, per group of O values (O = 0: symmetric). With AVX-VNNI the dot product is
+// vpdpbusd on the unsigned codes (q + 128, corrected by -128 x the activation sum); plain AVX2 has only the
+// saturating vpmaddubsw, so it multiplies |q| by the activations carrying q's sign (at most 2 x 128 x 127 per
+// pair, no saturation).
 #include <immintrin.h>
 
 #include <algorithm>

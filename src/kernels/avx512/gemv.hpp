@@ -201,7 +201,7 @@ struct Grid8Step {
   template <int NR, int Blocks>
   static void step(const uint8_t* row, int64_t i, const Activations& x, __m512 (&acc)[NR]) {
     const auto& block = reinterpret_cast<const typename Codes::Block*>(row)[i / kBlockValues];
-    prefetch_ahead<sizeof block>(&block);
+    prefetch_ahead<sizeof block, weight_cache(NR)>(&block);
     // A format may ask for memory to decode into and read back (Codes::Scratch), kept apart from the decoded block
     // so that the block's other fields stay in registers.
     if constexpr (requires { typename Codes::Scratch; }) {
@@ -467,7 +467,8 @@ inline __m512 k_dropped(const KDecoded& kd) {
   } else {
     static_assert(F::kSignedScales, "the centred formats have signed scales");
     // A scale in the top byte of a dword is sc * 2^24 as an integer, exactly a float; d * c / 2^16 makes the rest.
-    const __m512 tops = _mm512_cvtepi32_ps(_mm512_shuffle_epi8(kd.table, _mm512_load_si512(kDwordTops<F::scale_pos>.b)));
+    const __m512i top_bytes = _mm512_shuffle_epi8(kd.table, _mm512_load_si512(kDwordTops<F::scale_pos>.b));
+    const __m512 tops = _mm512_cvtepi32_ps(top_bytes);
     const __m512 d = _mm512_broadcastss_ps(_mm256_castps256_ps128(kd.d));
     return _mm512_mul_ps(tops, _mm512_mul_ps(d, _mm512_set1_ps(static_cast<float>(F::kCentre) / 65536.0f)));
   }
@@ -477,8 +478,9 @@ template <class F, int NR>
 void gemv_k_rows(const uint8_t* w, size_t row_bytes, int64_t m0, int64_t m1, const Activations& x, float* y,
                  int64_t ldy, const float* residual) {
   constexpr int kValues = 256;
-  // Every weight row reads all activation rows: a row is taken in slices small enough that the slice's
-  // activations, sums and scales (352 bytes per row and super-block) stay in L1.
+  // Every weight row reads all activation rows: a row is taken in slices whose activations, sums and scales
+  // (352 bytes per row and super-block) fit 36 KB, most of a Xeon's 48 KiB L1. (Zen 4 has 32 KiB; slices cut
+  // for it, with the rows read in more pieces, streamed 0.8 to 0.9 times as fast at one activation row.)
   constexpr int64_t kMaxSlice = (36 << 10) / (352 * NR);
   constexpr bool kDrops = F::kMins || F::kCentre != 0;
   // With few rows a super-block takes few cycles: separate accumulators for the dropped terms keep the chains
@@ -496,7 +498,7 @@ void gemv_k_rows(const uint8_t* w, size_t row_bytes, int64_t m0, int64_t m1, con
       const auto* b = reinterpret_cast<const typename F::Block*>(w + static_cast<size_t>(o) * row_bytes);
       __m512 acc[NR], accd[NR];
       for_chunks<NR>([&]<int R>() { acc[R] = accd[R] = _mm512_setzero_ps(); });
-      SlicePrefetch<sizeof(typename F::Block)> ahead(w, row_bytes, o, j0, j1);
+      SlicePrefetch<sizeof(typename F::Block), weight_cache(NR)> ahead(w, row_bytes, o, j0, j1);
       for (int64_t j = j0; j < j1; ++j) {
         ahead.step();
         const KDecoded kd = F::decode(b[j]);

@@ -35,7 +35,7 @@ void gemv_float_rows(const uint8_t* w, size_t row_bytes, int64_t m0, int64_t m1,
     int64_t i = 0;
     // Two independent accumulators per row hide the FMA latency.
     for (; i + 32 <= x.k; i += 32) {
-      prefetch_ahead<32 * Stored::kBytes>(row + i * Stored::kBytes);
+      prefetch_ahead<32 * Stored::kBytes, weight_cache(NR)>(row + i * Stored::kBytes);
       const __m512 w0 = Stored::load(row + i * Stored::kBytes, 0xffff);
       const __m512 w1 = Stored::load(row + (i + 16) * Stored::kBytes, 0xffff);
       for (int r = 0; r < NR; ++r) {

@@ -196,7 +196,7 @@ inline void group_rows(const uint8_t* row, size_t row_bytes, const GroupStep* co
   const int64_t units = k / F::kUnitValues;
   GroupAcc<W, NR, F::kHasMin> acc;
   for (int64_t u = 0; u < units; ++u) {
-    prefetch_pass<F::kUnitBytes, W>(row, row_bytes, static_cast<size_t>(u) * F::kUnitBytes);
+    prefetch_pass<F::kUnitBytes, W, weight_cache(NR)>(row, row_bytes, static_cast<size_t>(u) * F::kUnitBytes);
     group_unit<F, W, NR>(row + u * F::kUnitBytes, row_bytes, x, u * kUnitSteps, acc);
   }
   if constexpr (F::kBlockValues < F::kUnitValues) {

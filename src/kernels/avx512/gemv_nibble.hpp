@@ -158,7 +158,7 @@ inline void dot_nibble_unit(__m512i table, const uint8_t* row, size_t row_bytes,
                             const NibbleActs& x, __m512 (&acc)[W][NR], std::integer_sequence<int, S...>) {
   NibbleWeights w[W][sizeof...(S)];
   if constexpr (!Tail) {
-    prefetch_pass<F::kUnitBytes, W, kIQ4PrefetchDistance>(row, row_bytes, static_cast<size_t>(u) * F::kUnitBytes);
+    prefetch_pass<F::kUnitBytes, W, Cache::L2, kIQ4PrefetchDistance>(row, row_bytes, static_cast<size_t>(u) * F::kUnitBytes);
   }
   #pragma GCC unroll 8
   for (int i = 0; i < W; ++i) {

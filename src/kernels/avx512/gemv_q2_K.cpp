@@ -48,7 +48,8 @@ struct Q2KPanel {
   static const uint8_t* piece(const uint8_t* p, int i) { return p + offsetof(format::BlockQ2_K, qs) + 16 * i; }
   static constexpr int chunk(int c, int f) { return 32 * (c / 8) + 8 * f + c % 8; }
   static __m512i scale_bytes(const uint8_t* p) {
-    return _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + offsetof(format::BlockQ2_K, scales))));
+    const auto* bytes = reinterpret_cast<const __m128i*>(p + offsetof(format::BlockQ2_K, scales));
+    return _mm512_cvtepu8_epi32(_mm_loadu_si128(bytes));
   }
   static __m512i multipliers(const uint8_t* p) { return _mm512_and_si512(scale_bytes(p), _mm512_set1_epi32(0x0f)); }
   static void factors(const uint8_t* p, __m512& scales, __m512& offsets) {

@@ -136,7 +136,8 @@ concept FoldedFields = PackedFields<F> && F::kBits == 2 && requires(const uint8_
 inline void folding_tables(const int32_t (&multipliers)[kPanelRows][16], __m512i (&tables)[16]) {
   load_transposed(multipliers, tables);
   for (auto& t : tables) {
-    t = _mm512_add_epi32(_mm512_mullo_epi32(t, _mm512_set1_epi32(0x03020100)), _mm512_set1_epi32(static_cast<int>(0x80808080u)));
+    const __m512i products = _mm512_mullo_epi32(t, _mm512_set1_epi32(0x03020100));  // 0, f, 2f, 3f: no carries
+    t = _mm512_add_epi32(products, _mm512_set1_epi32(static_cast<int>(0x80808080u)));
   }
 }
 // Fields (0-3 a byte) of a chunk through its table: byte b looks up entry 4 (b / 4 % 4) + field.
