@@ -52,8 +52,8 @@ void run(benchmark::State& state, runtime::Isa isa, Type type, int rows) {
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * w.total_bytes()));
 }
 
-// Two panels against `rows` activation rows: q8_0, q4_K, q6_K and q2_K take the four tile kernels (group 32 or
-// 16, symmetric or asymmetric).
+// Two panels against `rows` activation rows: q8_0, q4_K, q6_K and q2_K take four of the tile forms (S32, S32O32,
+// S16 and S32O16: scales per 32 or 16 values, offsets per 32 or 16 or none).
 void run_tile(benchmark::State& state, runtime::Isa isa, Type type, int rows) {
   std::mt19937 rng(1);
   const TypeInfo& t = *type_info(type);
