@@ -395,8 +395,8 @@ inline __m512 table_lanes(__m512i table) {
   return _mm512_cvtepi32_ps(_mm512_shuffle_epi8(table, _mm512_load_si512(kDwordLanes<Pos>.b)));
 }
 
-// The integer scale of each sub-block of 16 as a float per lane, from the table: zero-extended, or sign-extended
-// (through the top byte of each dword) for signed scales.
+// The integer scale of each sub-block of 16 as a float per lane, from the table: zero-extended, or signed scales
+// through the top byte of each dword.
 template <int (*Pos)(int)>
 inline constexpr KIndex kDwordTops = [] {
   KIndex t{};
@@ -406,11 +406,16 @@ inline constexpr KIndex kDwordTops = [] {
   }
   return t;
 }();
+// Signed scales as sc * 2^24 (the scale in the top byte of each dword, an integer that is exactly a float), for
+// uses that fold the 2^-24 into a factor of their own.
+template <class F>
+inline __m512 scale_tops(__m512i table) {
+  return _mm512_cvtepi32_ps(_mm512_shuffle_epi8(table, _mm512_load_si512(kDwordTops<F::scale_pos>.b)));
+}
 template <class F>
 inline __m512 sub_scales(__m512i table) {
   if constexpr (F::kSignedScales) {
-    const __m512i tops = _mm512_shuffle_epi8(table, _mm512_load_si512(kDwordTops<F::scale_pos>.b));
-    return _mm512_cvtepi32_ps(_mm512_srai_epi32(tops, 24));
+    return _mm512_mul_ps(scale_tops<F>(table), _mm512_set1_ps(1.0f / 16777216.0f));
   } else {
     return table_lanes<F::scale_pos>(table);
   }
@@ -466,11 +471,10 @@ inline __m512 k_dropped(const KDecoded& kd) {
     return kd.mins;
   } else {
     static_assert(F::kSignedScales, "the centred formats have signed scales");
-    // A scale in the top byte of a dword is sc * 2^24 as an integer, exactly a float; d * c / 2^16 makes the rest.
-    const __m512i top_bytes = _mm512_shuffle_epi8(kd.table, _mm512_load_si512(kDwordTops<F::scale_pos>.b));
-    const __m512 tops = _mm512_cvtepi32_ps(top_bytes);
+    // sc * 2^24 times d * c / 2^16.
     const __m512 d = _mm512_broadcastss_ps(_mm256_castps256_ps128(kd.d));
-    return _mm512_mul_ps(tops, _mm512_mul_ps(d, _mm512_set1_ps(static_cast<float>(F::kCentre) / 65536.0f)));
+    const __m512 factor = _mm512_mul_ps(d, _mm512_set1_ps(static_cast<float>(F::kCentre) / 65536.0f));
+    return _mm512_mul_ps(scale_tops<F>(kd.table), factor);
   }
 }
 

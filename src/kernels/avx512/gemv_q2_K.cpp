@@ -40,22 +40,18 @@ struct Q2K {
 // Panels transpose the code bytes (panel_rows.hpp): byte m of 32-byte strip j holds values 128j + 32f + m in bits
 // 2f, 2f + 1. The 4-bit sub-scales fold into the codes (sc * q <= 45), which leaves the block's d as every
 // sub-block's scale, as the portable decoder has it (format/kquants.cpp).
-struct Q2KPanel {
-  static constexpr int kBlockValues = 256;
-  static constexpr int kRunBytes = sizeof(format::BlockQ2_K);
-  static constexpr bool kOffsets = true;
+struct Q2KPanel : KPanel<Q2K> {
   static constexpr int kBits = 2;
   static const uint8_t* piece(const uint8_t* p, int i) { return p + offsetof(format::BlockQ2_K, qs) + 16 * i; }
   static constexpr int chunk(int c, int f) { return 32 * (c / 8) + 8 * f + c % 8; }
-  static __m512i scale_bytes(const uint8_t* p) {
-    const auto* bytes = reinterpret_cast<const __m128i*>(p + offsetof(format::BlockQ2_K, scales));
-    return _mm512_cvtepu8_epi32(_mm_loadu_si128(bytes));
+  // The sub-scales (the decoding's table, zero-extended into dwords), and d for every sub-block.
+  static __m512i multipliers(const uint8_t* p) {
+    return _mm512_shuffle_epi8(block(p).table, _mm512_load_si512(kDwordLanes<Q2K::scale_pos>.b));
   }
-  static __m512i multipliers(const uint8_t* p) { return _mm512_and_si512(scale_bytes(p), _mm512_set1_epi32(0x0f)); }
   static void factors(const uint8_t* p, __m512& scales, __m512& offsets) {
-    const KScales ks = k_scales(p + offsetof(format::BlockQ2_K, d));
-    scales = ks.d16();
-    offsets = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_srli_epi32(scale_bytes(p), 4)), ks.dmin());
+    const KDecoded kd = block(p);
+    scales = _mm512_broadcastss_ps(_mm256_castps256_ps128(kd.d));
+    offsets = kd.mins;
   }
 };
 
