@@ -1,6 +1,7 @@
 // Q3_K x int8 activations, AVX-512 VNNI: 3-bit codes biased by 4 (two low bits plus a high-bit plane), signed
 // 6-bit scales per 16 (see the K-quant driver).
 #include <cstddef>
+#include <cstdint>
 
 #include "format/blocks.hpp"
 #include "kernels/avx512/gemv.hpp"
@@ -54,9 +55,45 @@ struct Q3K {
   }
 };
 
+// Panels fold the signed sub-scales into the codes, negated: -sc * q lies in [-128, 124] where sc * q would reach
+// 128. That leaves -d as every sub-block's scale, one per block, and tile kernels of one scale per 32 values. The
+// products are ggml's (d * sc and its product with q are exact in f32), but a zero takes the sign of -d, where
+// ggml's takes that of d * sc: the panels differ from ggml's dequantization only there, which no dot product sees.
+struct Q3KPanel : KPanel<Q3K> {
+  // Word j of a chunk's product table: sub-block j / 8 of the chunk, code j % 8 (level j % 8 - 4, negated).
+  struct WordTables {
+    alignas(64) int16_t sub[32], minus_level[32];
+  };
+  static constexpr WordTables kWords = [] {
+    WordTables t{};
+    for (int j = 0; j < 32; ++j) {
+      t.sub[j] = static_cast<int16_t>(j / 8);
+      t.minus_level[j] = static_cast<int16_t>(4 - j % 8);
+    }
+    return t;
+  }();
+
+  static void decode(const uint8_t* p, __m512i (&q)[4], __m512& scales, __m512& offsets) {
+    const KDecoded kd = block(p);
+    const __m512i sc = _mm512_cvtepi8_epi16(_mm512_castsi512_si256(kd.table));  // words 0-15: the 16 scales
+    const __m512i sub = _mm512_load_si512(kWords.sub), minus_level = _mm512_load_si512(kWords.minus_level);
+    for (int c = 0; c < 4; ++c) {
+      const __m512i which = _mm512_add_epi16(sub, _mm512_set1_epi16(static_cast<int16_t>(4 * c)));
+      const __m512i products = _mm512_mullo_epi16(_mm512_permutexvar_epi16(which, sc), minus_level);
+      // Sub-block L's 8 products to the low half of lane L, where its 16 codes look them up.
+      const __m512i table = _mm512_permutexvar_epi64(_mm512_set_epi64(3, 3, 2, 2, 1, 1, 0, 0),
+                                                     _mm512_castsi256_si512(_mm512_cvtepi16_epi8(products)));
+      q[c] = _mm512_shuffle_epi8(table, kd.w[c]);
+    }
+    const __m512 d = _mm512_broadcastss_ps(_mm256_castps256_ps128(kd.d));
+    scales = _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(d), _mm512_set1_epi32(INT32_MIN)));
+    offsets = _mm512_setzero_ps();
+  }
+};
+
 }  // namespace
 
 const GemvFn gemv_q3_K = gemv_k<Q3K>;
-const PanelDecodeFn panel_q3_K = panel_rows<KPanel<Q3K>>;
+const PanelDecodeFn panel_q3_K = panel_rows<Q3KPanel>;
 
 }  // namespace ggufmm::kernels::avx512
