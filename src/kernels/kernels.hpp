@@ -52,8 +52,9 @@ struct PanelShape {
 
 // Decodes weight rows [0, rows) (rows <= 16; the panel's other rows are zero) of k values, row 0 at w, into a tile
 // panel's form (kernels/tile.hpp): codes [k / 4][16][4], and the scale and offset of every 16 values of each row,
-// [k / 16][16]. Exact: code - 128 times the scale, less the offset, is ggml's dequantized value. Returns the
-// panel's shape; where it is symmetric the offsets may be left unwritten (nothing reads them).
+// [k / 16][16]. Exact: code - 128 times the scale, less the offset, is ggml's dequantized value (a zero's sign
+// aside, where a decoder folds signed scales into the codes: Q3_K). Returns the panel's shape; where it is
+// symmetric the offsets may be left unwritten (nothing reads them).
 using PanelDecodeFn = PanelShape (*)(const uint8_t* w, size_t row_bytes, int rows, int64_t k, uint8_t* codes,
                                      float* scales, float* offsets);
 
