@@ -425,9 +425,7 @@ struct GroupPanel {
     // Group g's factors sit in lanes 4g..4g+3 of its step: each goes to the group's two sub-blocks of 16.
     const __m512i subs = _mm512_set_epi32(28, 28, 24, 24, 20, 20, 16, 16, 12, 12, 8, 8, 4, 4, 0, 0);
     scales = _mm512_permutex2var_ps(w[0].scale, subs, w[1].scale);
-    const __m512i negated = _mm512_xor_si512(_mm512_castps_si512(_mm512_permutex2var_ps(w[0].min, subs, w[1].min)),
-                                             _mm512_set1_epi32(static_cast<int>(0x80000000u)));
-    offsets = F::kHasMin ? _mm512_castsi512_ps(negated) : _mm512_setzero_ps();
+    offsets = F::kHasMin ? negated(_mm512_permutex2var_ps(w[0].min, subs, w[1].min)) : _mm512_setzero_ps();
   }
   static void decode(const uint8_t* p, __m512i (&q)[4], __m512& scales, __m512& offsets) {
     StepWeights w[2];
