@@ -117,24 +117,27 @@ inline void prefetch_pass(const uint8_t* rows, size_t row_bytes, size_t offset) 
 // across the rows): a cursor on the block kPrefetchAhead bytes on in that order, from block j0 of row o on.
 // (Prefetching along the row instead fetched the next slice, not the next rows: Q4_K gemv of two activation rows,
 // taken in two slices, streamed at half the rate of one row.)
-template <size_t kBlockBytes, Cache kTo>
+// W rows read side by side count as one row of W blocks a step.
+template <size_t kBlockBytes, Cache kTo, int W = 1>
 class SlicePrefetch {
  public:
   SlicePrefetch(const uint8_t* w, size_t row_bytes, int64_t o, int64_t j0, int64_t j1)
       : row_bytes_(row_bytes), j0_(j0), j1_(j1), j_(j0 + kAhead % (j1 - j0)) {
-    row_ = reinterpret_cast<uintptr_t>(w) + static_cast<uintptr_t>(o + kAhead / (j1 - j0)) * row_bytes;
+    row_ = reinterpret_cast<uintptr_t>(w) + static_cast<uintptr_t>(o + W * (kAhead / (j1 - j0))) * row_bytes;
   }
   // Prefetches the block ahead of the one about to be read, and moves on one block.
   void step() {
-    prefetch_lines<kBlockBytes, kTo>(row_ + static_cast<uintptr_t>(j_) * kBlockBytes);
+    for (int r = 0; r < W; ++r) {
+      prefetch_lines<kBlockBytes, kTo>(row_ + r * row_bytes_ + static_cast<uintptr_t>(j_) * kBlockBytes);
+    }
     if (++j_ == j1_) {
       j_ = j0_;
-      row_ += row_bytes_;
+      row_ += W * row_bytes_;
     }
   }
 
  private:
-  static constexpr int64_t kAhead = (kPrefetchAhead + kBlockBytes - 1) / kBlockBytes;  // in blocks
+  static constexpr int64_t kAhead = (kPrefetchAhead / W + kBlockBytes - 1) / kBlockBytes;  // in blocks
   uintptr_t row_;
   size_t row_bytes_;
   int64_t j0_, j1_, j_;
