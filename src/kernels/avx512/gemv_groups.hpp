@@ -57,10 +57,9 @@ struct StepWeights {
   __m512 min = _mm512_setzero_ps();
 };
 
-
-// Step S of the weights at p (the start of a unit).
+// Step S from p on, p the start of a unit.
 template <class F, int S>
-[[gnu::always_inline]] inline StepWeights chunk_step(const uint8_t* p) {
+[[gnu::always_inline]] inline StepWeights step_at(const uint8_t* p) {
   constexpr int kUnitSteps = F::kUnitValues / kStepValues;
   return typename F::Unit(p + S / kUnitSteps * F::kUnitBytes).template step<S % kUnitSteps>();
 }
@@ -162,7 +161,7 @@ struct LaneLayout {
   [[gnu::always_inline]] static void dot_step(const uint8_t* p, size_t stride, const Chunk* const (&x)[NR],
                                               int64_t t, GroupAcc<W, NR, F::kHasMin>& acc) {
     StepWeights w[W];
-    for (int j = 0; j < W; ++j) w[j] = chunk_step<F, S>(p + j * stride);
+    for (int j = 0; j < W; ++j) w[j] = step_at<F, S>(p + j * stride);
     for (int r = 0; r < NR; ++r) {
       const LaneStep& a = x[r][t * kSteps<F> + S];
       const __m512i bias = _mm512_load_si512(a.bias), lo = _mm512_load_si512(a.lo), hi = _mm512_load_si512(a.hi);
@@ -214,7 +213,6 @@ struct WideLayout {
   static constexpr int kActSteps = kChunkSteps;
   template <class F>
   static constexpr int kSteps = kChunkSteps;
-  static_assert(kChunkValues % 256 == 0, "a unit (128 or 256 values) never straddles two chunks");
 
   struct alignas(64) Chunk {
     int8_t q[kWideCodes][64];
@@ -259,12 +257,12 @@ struct WideLayout {
   template <class F, int W, int NR>
   [[gnu::always_inline]] static void dot(const uint8_t* p, size_t stride, const Chunk* const (&x)[NR], int64_t t,
                                          GroupAcc<W, NR, F::kHasMin>& acc) {
+    static_assert(kChunkValues % F::kUnitValues == 0);
     constexpr bool kHasMin = F::kHasMin;
     Weights w[W];
     for (int j = 0; j < W; ++j) {
       const uint8_t* q = p + j * stride;
-      w[j] = widen({chunk_step<F, 0>(q), chunk_step<F, 1>(q), chunk_step<F, 2>(q), chunk_step<F, 3>(q)});
-      static_assert(kChunkValues % F::kUnitValues == 0);
+      w[j] = widen({step_at<F, 0>(q), step_at<F, 1>(q), step_at<F, 2>(q), step_at<F, 3>(q)});
     }
     for (int r = 0; r < NR; ++r) {
       const Chunk& a = x[r][t];
