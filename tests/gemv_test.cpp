@@ -102,10 +102,12 @@ TEST_P(GemvKernel, RandomShapesAgreeWithExactAndWithScalar) {
   const TypeInfo& t = *type_info(type);
   std::mt19937 rng(static_cast<unsigned>(type) * 31 + static_cast<unsigned>(isa));
   std::normal_distribution<float> normal;
-  // The last shape's rows just pass 4 KiB, where some kernels switch to taking two rows side by side.
+  // The fifth shape's rows just pass 4 KiB, where some kernels switch to taking two rows side by side; the last
+  // one's pass 9000 values, where kernels cut rows into slices for several activation rows (AVX-512 groups).
   const int blocks_scale = t.block_size == 1 ? 32 : 1;  // float rows come in runs of 32 values
   const int wide = 4096 / (t.block_bytes * blocks_scale) + 1;
-  for (const auto& [m, blocks] : {std::pair{24, 1}, {13, 3}, {37, 8}, {70, 2}, {5, wide}}) {
+  const int long_row = 9000 / (t.block_size * blocks_scale) + 1;
+  for (const auto& [m, blocks] : {std::pair{24, 1}, {13, 3}, {37, 8}, {70, 2}, {5, wide}, {16, long_row}}) {
     const int64_t k = blocks * t.block_size * blocks_scale;
     const std::vector<uint8_t> bytes = test::random_weight(type, m, k, rng);
     const Weight w{.type = type, .k = k, .m = m, .data = bytes.data()};
