@@ -37,6 +37,7 @@
 #include <utility>
 
 #include "kernels/avx2/gemv.hpp"
+#include "kernels/group_rows.hpp"
 #include "kernels/kernels.hpp"
 #include "kernels/level.hpp"
 
@@ -57,13 +58,6 @@ struct StepWeights {
   __m256 scale;
   __m256 min = _mm256_setzero_ps();
 };
-
-// Step S from p on, p the start of a unit.
-template <class F, int S>
-[[gnu::always_inline]] inline StepWeights step_at(const uint8_t* p) {
-  constexpr int kUnitSteps = F::kUnitValues / kStepValues;
-  return typename F::Unit(p + S / kUnitSteps * F::kUnitBytes).template step<S % kUnitSteps>();
-}
 
 // Lane sums of codes a times activations xa and codes b times activations xb, added to seed. Formats with
 // kSignedLevels give signed levels instead of codes (Q8_0 on plain AVX2, whose codes would need 8 bits): their sign
@@ -128,6 +122,13 @@ struct ChunkInput {
   float scale[kChunkGroups];
 };
 
+// What the shared row loop (kernels/group_rows.hpp) takes from both layouts at this level.
+struct LevelLayout {
+  static constexpr int kStepValues = GGUFMM_LEVEL::kStepValues;
+  template <int W, int NR, bool kHasMin>
+  using Acc = GroupAcc<W, NR, kHasMin>;
+};
+
 // ---- The lane layout: the steps as decoded. Per activation row the dot products leave a quarter of each group's
 // sum in each of its 4 int32 lanes, and one conversion and one multiply-add scale them. For one activation row,
 // where decoding dominates.
@@ -140,7 +141,7 @@ struct alignas(32) LaneStep {
   float sum[8];     // dx * qsum / 4 of group g in its 4 lanes: the min term (formats with a min only)
 };
 
-struct LaneLayout {
+struct LaneLayout : LevelLayout {
   using Chunk = LaneStep;
   static constexpr int kActSteps = 1;  // steps per Chunk
   template <class F>
@@ -175,7 +176,7 @@ struct LaneLayout {
   [[gnu::always_inline]] static void dot_step(const uint8_t* p, size_t stride, const Chunk* const (&x)[NR],
                                               int64_t t, GroupAcc<W, NR, F::kHasMin>& acc) {
     StepWeights w[W];
-    for (int j = 0; j < W; ++j) w[j] = step_at<F, S>(p + j * stride);
+    for (int j = 0; j < W; ++j) w[j] = step_at<F, kStepValues, S>(p + j * stride);
     for (int r = 0; r < NR; ++r) {
       const LaneStep& s = x[r][t * kSteps<F> + S];
       const __m256i bias = _mm256_load_si256(reinterpret_cast<const __m256i*>(s.bias));
@@ -216,7 +217,7 @@ inline __m256 wide_factors(__m256 s0, __m256 s1, __m256 s2, __m256 s3) {
   return _mm256_blend_ps(_mm256_blend_ps(_mm256_blend_ps(s0, s1, 0x22), s2, 0x44), s3, 0x88);
 }
 
-struct WideLayout {
+struct WideLayout : LevelLayout {
   static constexpr int kActSteps = kChunkSteps;
   template <class F>
   static constexpr int kSteps = kChunkSteps;
@@ -265,7 +266,8 @@ struct WideLayout {
     Weights w[W];
     for (int j = 0; j < W; ++j) {
       const uint8_t* q = p + j * stride;
-      w[j] = widen({step_at<F, 0>(q), step_at<F, 1>(q), step_at<F, 2>(q), step_at<F, 3>(q)});
+      w[j] = widen({step_at<F, kStepValues, 0>(q), step_at<F, kStepValues, 1>(q), step_at<F, kStepValues, 2>(q),
+                    step_at<F, kStepValues, 3>(q)});
     }
     for (int r = 0; r < NR; ++r) {
       const Chunk& a = x[r][t];
@@ -334,43 +336,6 @@ class GroupActs {
   Chunk* data_;
 };
 
-// The values and bytes of a piece of a weight row: what a layout's dot takes at once.
-template <class F, class Layout>
-inline constexpr int kPieceValues = Layout::template kSteps<F> * kStepValues;
-template <class F, class Layout>
-inline constexpr int kPieceBytes = kPieceValues<F, Layout> / F::kUnitValues * F::kUnitBytes;
-
-// Weight rows [o, o + W): pieces along the rows, then the row's last blocks (fewer than a piece) through
-// zero-padded copies, whose missing blocks have zero scales and meet zero activations. ahead() prefetches as much
-// as a piece of the rows reads.
-template <class F, class Layout, int W, int NR, class Ahead>
-inline void group_rows(const uint8_t* w, size_t row_bytes, const typename Layout::Chunk* const (&x)[NR], int64_t k,
-                       int64_t o, float* y, int64_t ldy, const float* residual, Ahead&& ahead) {
-  const uint8_t* row = w + static_cast<size_t>(o) * row_bytes;
-  constexpr int64_t kBlockBytes = F::kUnitBytes / (F::kUnitValues / F::kBlockValues);
-  constexpr int kValues = kPieceValues<F, Layout>, kBytes = kPieceBytes<F, Layout>;
-  const int64_t whole = k / kValues;
-  GroupAcc<W, NR, F::kHasMin> acc;
-  for (int64_t t = 0; t < whole; ++t) {
-    ahead();
-    Layout::template dot<F, W, NR>(row + t * kBytes, row_bytes, x, t, acc);
-  }
-  const int64_t tail_bytes = k % kValues / F::kBlockValues * kBlockBytes;
-  if (tail_bytes > 0) {
-    alignas(32) uint8_t padded[W][kBytes] = {};
-    for (int j = 0; j < W; ++j) {
-      std::memcpy(padded[j], row + j * row_bytes + whole * kBytes, static_cast<size_t>(tail_bytes));
-    }
-    Layout::template dot<F, W, NR>(padded[0], kBytes, x, whole, acc);
-  }
-  for (int j = 0; j < W; ++j) {
-    for (int r = 0; r < NR; ++r) {
-      const int64_t at = r * ldy + o + j;
-      y[at] = acc.total(j, r) + (residual ? residual[at] : 0.0f);
-    }
-  }
-}
-
 template <class F, class Layout, int NR>
 void gemv_group_rows(const uint8_t* w, size_t row_bytes, int64_t m0, int64_t m1, const GroupActs<Layout>& acts,
                      int64_t k, float* y, int64_t ldy, const float* residual) {
@@ -387,7 +352,7 @@ void gemv_group_rows(const uint8_t* w, size_t row_bytes, int64_t m0, int64_t m1,
   const int64_t pieces = (k + kPieceValues<F, Layout> - 1) / kPieceValues<F, Layout>;
   paired_rows<kCanPair>(m0, m1, row_bytes, [&]<int W>(int64_t o) {
     SlicePrefetch<kBytes, weight_cache(NR), W> ahead(w, row_bytes, o, 0, pieces);
-    group_rows<F, Layout, W, NR>(w, row_bytes, x, k, o, y, ldy, residual, [&] { ahead.step(); });
+    group_rows<F, Layout, W, NR>(w, row_bytes, x, k, 0, pieces, o, y, ldy, residual, [&] { ahead.step(); });
   });
 }
 

@@ -37,6 +37,7 @@
 #include <utility>
 
 #include "kernels/avx512/panel_rows.hpp"
+#include "kernels/group_rows.hpp"
 #include "kernels/kernels.hpp"
 
 namespace ggufmm::kernels::avx512 {
@@ -56,13 +57,6 @@ struct StepWeights {
   __m512 scale;
   __m512 min = _mm512_setzero_ps();
 };
-
-// Step S from p on, p the start of a unit.
-template <class F, int S>
-[[gnu::always_inline]] inline StepWeights step_at(const uint8_t* p) {
-  constexpr int kUnitSteps = F::kUnitValues / kStepValues;
-  return typename F::Unit(p + S / kUnitSteps * F::kUnitBytes).template step<S % kUnitSteps>();
-}
 
 // Lane indices for the permutes, as constants.
 template <class T, int N>
@@ -109,6 +103,13 @@ struct ChunkInput {
   __m512 scales;
 };
 
+// What the shared row loop (kernels/group_rows.hpp) takes from both layouts at this level.
+struct LevelLayout {
+  static constexpr int kStepValues = avx512::kStepValues;
+  template <int W, int NR, bool kHasMin>
+  using Acc = GroupAcc<W, NR, kHasMin>;
+};
+
 // ---- The lane layout: the steps as decoded. Per activation row, two u8 x s8 dot products leave a quarter of each
 // group's sum in each of its 4 int32 lanes, and one conversion and one multiply-add scale them: 20 instructions
 // per 512 values, and no transposes. For one activation row, where decoding dominates.
@@ -121,7 +122,7 @@ struct alignas(64) LaneStep {
   float sum[16];     // dx * qsum / 4 of group g in its 4 lanes: the min term (formats with a min only)
 };
 
-struct LaneLayout {
+struct LaneLayout : LevelLayout {
   using Chunk = LaneStep;
   static constexpr int kActSteps = 1;  // steps per Chunk
   template <class F>
@@ -161,7 +162,7 @@ struct LaneLayout {
   [[gnu::always_inline]] static void dot_step(const uint8_t* p, size_t stride, const Chunk* const (&x)[NR],
                                               int64_t t, GroupAcc<W, NR, F::kHasMin>& acc) {
     StepWeights w[W];
-    for (int j = 0; j < W; ++j) w[j] = step_at<F, S>(p + j * stride);
+    for (int j = 0; j < W; ++j) w[j] = step_at<F, kStepValues, S>(p + j * stride);
     for (int r = 0; r < NR; ++r) {
       const LaneStep& a = x[r][t * kSteps<F> + S];
       const __m512i bias = _mm512_load_si512(a.bias), lo = _mm512_load_si512(a.lo), hi = _mm512_load_si512(a.hi);
@@ -209,7 +210,7 @@ inline constexpr Index<int, 16> kWideGroupIndex = [] {
   return idx;
 }();
 
-struct WideLayout {
+struct WideLayout : LevelLayout {
   static constexpr int kActSteps = kChunkSteps;
   template <class F>
   static constexpr int kSteps = kChunkSteps;
@@ -262,7 +263,8 @@ struct WideLayout {
     Weights w[W];
     for (int j = 0; j < W; ++j) {
       const uint8_t* q = p + j * stride;
-      w[j] = widen({step_at<F, 0>(q), step_at<F, 1>(q), step_at<F, 2>(q), step_at<F, 3>(q)});
+      w[j] = widen({step_at<F, kStepValues, 0>(q), step_at<F, kStepValues, 1>(q), step_at<F, kStepValues, 2>(q),
+                    step_at<F, kStepValues, 3>(q)});
     }
     for (int r = 0; r < NR; ++r) {
       const Chunk& a = x[r][t];
@@ -335,12 +337,6 @@ class GroupActs {
   Chunk* data_;
 };
 
-// The values and bytes of a piece of a weight row: what a layout's dot takes at once.
-template <class F, class Layout>
-inline constexpr int kPieceValues = Layout::template kSteps<F> * kStepValues;
-template <class F, class Layout>
-inline constexpr int kPieceBytes = kPieceValues<F, Layout> / F::kUnitValues * F::kUnitBytes;
-
 // A cursor that prefetches into L2 in memory order, from `at` on: as many pieces per step as rows are read.
 template <int kBytes>
 struct StreamPrefetch {
@@ -351,39 +347,6 @@ struct StreamPrefetch {
     at += W * kBytes;
   }
 };
-
-// Weight rows [o, o + W) over pieces [t0, t1) (the row's last blocks, fewer than a piece, go through zero-padded
-// copies whose missing blocks have zero scales and meet zero activations), added to what earlier slices left in
-// y. ahead() prefetches as much as a piece of the rows reads.
-template <class F, class Layout, int W, int NR, class Ahead>
-inline void group_rows(const uint8_t* w, size_t row_bytes, const typename Layout::Chunk* const (&x)[NR], int64_t k,
-                       int64_t t0, int64_t t1, int64_t o, float* y, int64_t ldy, const float* residual,
-                       Ahead&& ahead) {
-  const uint8_t* row = w + static_cast<size_t>(o) * row_bytes;
-  constexpr int64_t kBlockBytes = F::kUnitBytes / (F::kUnitValues / F::kBlockValues);
-  constexpr int kValues = kPieceValues<F, Layout>, kBytes = kPieceBytes<F, Layout>;
-  const int64_t whole = k / kValues;
-  GroupAcc<W, NR, F::kHasMin> acc;
-  for (int64_t t = t0; t < std::min(t1, whole); ++t) {
-    ahead();
-    Layout::template dot<F, W, NR>(row + t * kBytes, row_bytes, x, t, acc);
-  }
-  const int64_t tail_bytes = k % kValues / F::kBlockValues * kBlockBytes;
-  if (t1 > whole && tail_bytes > 0) {
-    alignas(64) uint8_t padded[W][kBytes] = {};
-    for (int j = 0; j < W; ++j) {
-      std::memcpy(padded[j], row + j * row_bytes + whole * kBytes, static_cast<size_t>(tail_bytes));
-    }
-    Layout::template dot<F, W, NR>(padded[0], kBytes, x, whole, acc);
-  }
-  for (int j = 0; j < W; ++j) {
-    for (int r = 0; r < NR; ++r) {
-      const int64_t at = r * ldy + o + j;
-      const float prior = t0 > 0 ? y[at] : residual ? residual[at] : 0.0f;
-      y[at] = acc.total(j, r) + prior;
-    }
-  }
-}
 
 template <class F, class Layout, int NR>
 void gemv_group_rows(const uint8_t* w, size_t row_bytes, int64_t m0, int64_t m1, const GroupActs<Layout>& acts,
