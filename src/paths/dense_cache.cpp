@@ -11,10 +11,9 @@
 #include <string_view>
 #include <vector>
 
-#include <fmt/format.h>
-
 #include "format/floats.hpp"
 #include "format/registry.hpp"
+#include "runtime/settings.hpp"
 #include "runtime/thread_pool.hpp"
 
 namespace ggufmm::paths {
@@ -48,10 +47,6 @@ uint64_t fingerprint(const Weight& w) {
 
 size_t physical_memory() {
   return static_cast<size_t>(sysconf(_SC_PHYS_PAGES)) * static_cast<size_t>(sysconf(_SC_PAGE_SIZE));
-}
-
-[[noreturn]] void bad_setting(std::string_view variable, const char* value, std::string_view expected) {
-  throw Error(Error::Kind::BadUsage, fmt::format("{}={}: expected {}", variable, value, expected));
 }
 
 // The power of two a byte-count suffix stands for.
@@ -227,7 +222,7 @@ int64_t parse_prefill_dequant(const char* value) {
   int64_t rows = 0;
   const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), rows);
   if (error != std::errc() || end != text.data() + text.size() || rows < 0) {
-    bad_setting("GGUFMM_PREFILL_DEQUANT", value, "a minimum number of rows (0: off, 1: on from 32 rows)");
+    runtime::bad_setting("GGUFMM_PREFILL_DEQUANT", value, "a minimum number of rows (0: off, 1: on from 32 rows)");
   }
   return rows == 1 ? kDefaultPrefillRows : rows;
 }
@@ -239,7 +234,7 @@ std::optional<size_t> parse_cache_bytes(const char* value) {
   const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), count);
   const std::optional<int> shift = suffix_shift(text.substr(static_cast<size_t>(end - text.data())));
   if (error != std::errc() || !shift || count > (std::numeric_limits<size_t>::max() >> *shift)) {
-    bad_setting("GGUFMM_DENSE_CACHE_BYTES", value, "a byte count, optionally with a K, M or G suffix");
+    runtime::bad_setting("GGUFMM_DENSE_CACHE_BYTES", value, "a byte count, optionally with a K, M or G suffix");
   }
   return static_cast<size_t>(count) << *shift;
 }

@@ -1,8 +1,14 @@
 #include "runtime/thread_pool.hpp"
 
+#include <immintrin.h>
+
 #include <algorithm>
-#include <atomic>
+#include <charconv>
+#include <cstdlib>
 #include <exception>
+#include <string_view>
+
+#include "runtime/settings.hpp"
 
 namespace ggufmm::runtime {
 
@@ -17,7 +23,7 @@ struct ThreadPool::Job {
   std::exception_ptr error;
 };
 
-ThreadPool::ThreadPool(int workers) {
+ThreadPool::ThreadPool(int workers, std::chrono::microseconds spin) : spin_(spin) {
   for (int i = 0; i < workers; ++i) workers_.emplace_back([this] { worker_loop(); });
 }
 
@@ -42,8 +48,31 @@ int cores() {
 }  // namespace
 
 ThreadPool& ThreadPool::global() {
-  static ThreadPool pool(cores() - 1);
+  static ThreadPool pool(cores() - 1, parse_spin(std::getenv("GGUFMM_SPIN_US")));
   return pool;
+}
+
+std::chrono::microseconds ThreadPool::parse_spin(const char* value) {
+  if (!value || !*value) return kDefaultSpin;
+  const std::string_view text(value);
+  int64_t us = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), us);
+  if (error != std::errc() || end != text.data() + text.size() || us < 0) {
+    bad_setting("GGUFMM_SPIN_US", value, "microseconds for idle threads to poll before they sleep (0: never poll)");
+  }
+  return std::chrono::microseconds(us);
+}
+
+template <class Ready>
+bool ThreadPool::spin_until(Ready ready) const {
+  if (spin_.count() == 0) return ready();
+  const auto end = std::chrono::steady_clock::now() + spin_;
+  // The clock is read every 64 polls: a read takes as long as a few polls.
+  for (int poll = 1;; ++poll) {
+    if (ready()) return true;
+    _mm_pause();
+    if (poll % 64 == 0 && std::chrono::steady_clock::now() >= end) return ready();
+  }
 }
 
 int ThreadPool::resolve_threads(int requested) { return requested <= 0 ? cores() : std::min(requested, cores()); }
@@ -67,13 +96,17 @@ void ThreadPool::work_on(Job& job) {
 void ThreadPool::worker_loop() {
   for (;;) {
     std::shared_ptr<Job> job;
+    spin_until([&] { return queued_.load() > 0; });
     {
       std::unique_lock lock(mutex_);
       wake_.wait(lock, [&] { return stopping_ || !jobs_.empty(); });
       if (stopping_) return;
       job = jobs_.front();
       // Each job takes as many workers as it asked for; then it leaves the queue.
-      if (--job->helpers_wanted == 0) jobs_.pop_front();
+      if (--job->helpers_wanted == 0) {
+        jobs_.pop_front();
+        queued_.store(jobs_.size());
+      }
     }
     work_on(*job);
   }
@@ -94,6 +127,7 @@ void ThreadPool::run(int threads, int64_t n, const std::function<void(int64_t)>&
   {
     std::lock_guard lock(mutex_);
     jobs_.push_back(job);
+    queued_.store(jobs_.size());
   }
   if (helpers == 1) {
     wake_.notify_one();
@@ -101,7 +135,7 @@ void ThreadPool::run(int threads, int64_t n, const std::function<void(int64_t)>&
     wake_.notify_all();
   }
   work_on(*job);
-  {
+  if (!spin_until([&] { return job->done.load() == job->n; })) {
     std::unique_lock lock(job->mutex);
     job->finished.wait(lock, [&] { return job->done.load() == job->n; });
   }
@@ -109,6 +143,7 @@ void ThreadPool::run(int threads, int64_t n, const std::function<void(int64_t)>&
   {
     std::lock_guard lock(mutex_);
     std::erase(jobs_, job);
+    queued_.store(jobs_.size());
   }
   if (job->error) std::rethrow_exception(job->error);
 }
