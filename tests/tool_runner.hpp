@@ -16,8 +16,9 @@ struct ToolRun {
   std::string output;  // stdout and stderr
 };
 
-inline ToolRun run_tool(const std::string& args) {
-  const std::string command = fmt::format("{} {} 2>&1", GGUFMM_TOOL_PATH, args);
+// `env`: variable assignments for the tool's environment ("NAME=value ...").
+inline ToolRun run_tool(const std::string& args, const std::string& env = "") {
+  const std::string command = fmt::format("{} {} {} 2>&1", env, GGUFMM_TOOL_PATH, args);
   FILE* pipe = ::popen(command.c_str(), "r");
   if (!pipe) return {-1, "popen failed"};
   ToolRun run{0, {}};

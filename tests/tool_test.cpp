@@ -156,6 +156,12 @@ TEST_F(Tool, QuantizeConvertsFloatTensorsAndCopiesTheRest) {
   EXPECT_FALSE(fs::exists(out("n.gguf")));
 }
 
+TEST_F(Tool, ABadSettingInTheEnvironmentIsAUsageError) {
+  const ToolRun r = run_tool("check", "GGUFMM_SPIN_US=soon");
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_NE(r.output.find("GGUFMM_SPIN_US=soon"), std::string::npos) << r.output;
+}
+
 TEST_F(Tool, CheckPasses) {
   const ToolRun r = run_tool("check");
   EXPECT_EQ(r.status, 0) << r.output;
