@@ -1,6 +1,8 @@
 #include "runtime/aligned.hpp"
 
 #include <bit>
+#include <cstdint>
+#include <cstdlib>
 #include <map>
 #include <new>
 
@@ -20,6 +22,22 @@ std::size_t size_class(std::size_t bytes) {
 
 void* fresh(std::size_t bytes) { return ::operator new(bytes, std::align_val_t{kCacheLine}); }
 void release(void* p) noexcept { ::operator delete(p, std::align_val_t{kCacheLine}); }
+
+// Small blocks come from malloc's free lists, which serve them quickly, but not at an alignment: an aligned request
+// takes malloc's slow path (a chunk carved to the alignment, its rest freed and merged again), which was 45 % of
+// a mixture-of-experts call on small experts. So they take a line more, aligned here, the offset in the byte before.
+void* fresh_small(std::size_t bytes) {
+  auto* raw = static_cast<unsigned char*>(std::malloc(bytes + kCacheLine));
+  if (raw == nullptr) throw std::bad_alloc();
+  const std::size_t offset = kCacheLine - reinterpret_cast<std::uintptr_t>(raw) % kCacheLine;  // 1 to 64
+  unsigned char* p = raw + offset;
+  p[-1] = static_cast<unsigned char>(offset);
+  return p;
+}
+void release_small(void* p) noexcept {
+  auto* q = static_cast<unsigned char*>(p);
+  std::free(q - q[-1]);
+}
 
 // The freed large blocks of one thread, by size class; returned to the system when the thread ends, or, the
 // largest first (the likeliest to be one-offs), when they would exceed kScratchKept.
@@ -80,7 +98,8 @@ BlockCache* cache() {
 
 void* allocate_scratch(std::size_t bytes) {
   const std::size_t size = size_class(bytes);
-  if (BlockCache* c = size >= kLarge ? cache() : nullptr) {
+  if (size < kLarge) return fresh_small(size);
+  if (BlockCache* c = cache()) {
     if (void* p = c->take(size)) return p;
   }
   return fresh(size);
@@ -89,7 +108,8 @@ void* allocate_scratch(std::size_t bytes) {
 void free_scratch(void* p, std::size_t bytes) noexcept {
   if (p == nullptr) return;
   const std::size_t size = size_class(bytes);
-  BlockCache* c = size >= kLarge ? cache() : nullptr;
+  if (size < kLarge) return release_small(p);
+  BlockCache* c = cache();
   if (c == nullptr) return release(p);
   c->keep(p, size);
 }
