@@ -35,7 +35,7 @@ TEST(Scratch, ALargeFreedBlockServesTheNextSimilarRequest) {
     EXPECT_EQ(again, first);
     EXPECT_EQ(scratch_kept(), 0u);
     free_scratch(again, 4'900'000);
-    // Blocks under 1 KiB are not kept (malloc keeps them per thread).
+    // Small blocks are not kept.
     const size_t kept = scratch_kept();
     free_scratch(allocate_scratch(1000), 1000);
     EXPECT_EQ(scratch_kept(), kept);

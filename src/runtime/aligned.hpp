@@ -1,8 +1,7 @@
 // Scratch containers for the products' working buffers (quantized activations, decoded panels, routed outputs).
 // Their storage starts on a cache line, so that 64-byte vector loads and stores from their start never straddle two
-// lines (each straddling access costs two). Blocks of 1 KiB and more freed by a thread are kept for its next call:
-// fresh memory from the system costs a page fault per 4 KiB, which measured 10 to 20 % of a mixture-of-experts call
-// at 512 tokens, and malloc's shared free lists a quarter of one on small experts at one token.
+// lines (each straddling access costs two). Large blocks freed by a thread are kept for its next call: fresh memory
+// from the system costs a page fault per 4 KiB, which measured 10 to 20 % of a mixture-of-experts call at 512 tokens.
 #pragma once
 
 #include <cstddef>
@@ -15,7 +14,7 @@ namespace ggufmm::runtime {
 
 inline constexpr std::size_t kCacheLine = 64;
 
-// Line-aligned memory, from the calling thread's cache of freed blocks where one fits.
+// Line-aligned memory, from the calling thread's cache of large blocks where one fits.
 void* allocate_scratch(std::size_t bytes);
 void free_scratch(void* p, std::size_t bytes) noexcept;
 // Bytes this thread holds in freed blocks for reuse (at most kScratchKept).
