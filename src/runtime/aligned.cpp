@@ -3,6 +3,7 @@
 #include <bit>
 #include <cstdint>
 #include <cstdlib>
+#include <iterator>
 #include <map>
 #include <new>
 
@@ -48,9 +49,12 @@ struct BlockCache {
   ~BlockCache() {
     for (const auto& [bytes, p] : blocks) release(p);
   }
+  // The block of this size freed last: the likeliest to be still in cache. (Equal keys keep their order of
+  // insertion, so that is the last of the range.)
   void* take(std::size_t bytes) {
-    const auto it = blocks.find(bytes);
-    if (it == blocks.end()) return nullptr;
+    const auto [first, end] = blocks.equal_range(bytes);
+    if (first == end) return nullptr;
+    const auto it = std::prev(end);
     void* p = it->second;
     blocks.erase(it);
     kept -= bytes;
