@@ -43,16 +43,20 @@ INSTANTIATE_TEST_SUITE_P(AllFiles, MoePaths, ::testing::ValuesIn(test::kMoeGolde
   return name;
 });
 
-enum class Routing { Uniform, Skewed, OneExpert };
+// Runs: tokens in runs of 9, each run to two experts of its own, so that with a shared activation row per token an
+// expert's rows are consecutive rows of the call's, from past the first on, enough for the tile kernels.
+enum class Routing { Uniform, Skewed, OneExpert, Runs };
+constexpr int64_t kRunTokens = 9;
 
 struct Case {
   int64_t experts, slots, tokens;
   Routing routing;
 };
 
-// Uniform, skewed (most rows to two experts, some experts empty), all to one, top-1, slots == experts.
+// Uniform, skewed (most rows to two experts, some experts empty), all to one, top-1, slots == experts, runs.
 constexpr Case kCases[] = {{8, 2, 5, Routing::Uniform},    {8, 4, 40, Routing::Skewed}, {6, 3, 30, Routing::OneExpert},
-                           {5, 1, 23, Routing::Uniform},   {4, 4, 11, Routing::Uniform}, {16, 8, 64, Routing::Skewed}};
+                           {5, 1, 23, Routing::Uniform},   {4, 4, 11, Routing::Uniform}, {16, 8, 64, Routing::Skewed},
+                           {8, 2, 27, Routing::Runs}};
 
 class MoeRandom : public ::testing::TestWithParam<std::string> {};
 
@@ -72,7 +76,9 @@ TEST_P(MoeRandom, RoutingOfEveryKindMatchesExact) {
       if (c.routing == Routing::Uniform) std::shuffle(order.begin(), order.end(), rng);
       if (c.routing == Routing::Skewed && rng() % 4 == 0) std::shuffle(order.begin(), order.end(), rng);
       for (int64_t s = 0; s < c.slots; ++s) {
-        ids[static_cast<size_t>(t * c.slots + s)] = c.routing == Routing::OneExpert ? 2 : order[static_cast<size_t>(s)];
+        int32_t& id = ids[static_cast<size_t>(t * c.slots + s)];
+        id = c.routing == Routing::OneExpert ? 2 : order[static_cast<size_t>(s)];
+        if (c.routing == Routing::Runs) id = static_cast<int32_t>(c.slots * (t / kRunTokens) + s);
       }
     }
     for (const int64_t act_slots : {int64_t{1}, c.slots}) {
