@@ -218,12 +218,8 @@ DenseCache& DenseCache::global() {
 
 int64_t parse_prefill_dequant(const char* value) {
   if (!value || !*value) return 0;
-  const std::string_view text(value);
-  int64_t rows = 0;
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), rows);
-  if (error != std::errc() || end != text.data() + text.size() || rows < 0) {
-    runtime::bad_setting("GGUFMM_PREFILL_DEQUANT", value, "a minimum number of rows (0: off, 1: on from 32 rows)");
-  }
+  const int64_t rows =
+      runtime::parse_count("GGUFMM_PREFILL_DEQUANT", value, "a minimum number of rows (0: off, 1: on from 32 rows)");
   return rows == 1 ? kDefaultPrefillRows : rows;
 }
 

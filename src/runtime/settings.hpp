@@ -2,10 +2,14 @@
 // variable, its value and what was expected.
 #pragma once
 
+#include <cstdint>
 #include <string_view>
 
 namespace ggufmm::runtime {
 
 [[noreturn]] void bad_setting(std::string_view variable, const char* value, std::string_view expected);
+
+// A whole number of 0 or more that is the variable's entire value; anything else is a bad setting.
+int64_t parse_count(std::string_view variable, const char* value, std::string_view expected);
 
 }  // namespace ggufmm::runtime

@@ -3,10 +3,8 @@
 #include <immintrin.h>
 
 #include <algorithm>
-#include <charconv>
 #include <cstdlib>
 #include <exception>
-#include <string_view>
 
 #include "runtime/settings.hpp"
 
@@ -54,13 +52,8 @@ ThreadPool& ThreadPool::global() {
 
 std::chrono::microseconds ThreadPool::parse_spin(const char* value) {
   if (!value || !*value) return kDefaultSpin;
-  const std::string_view text(value);
-  int64_t us = 0;
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), us);
-  if (error != std::errc() || end != text.data() + text.size() || us < 0) {
-    bad_setting("GGUFMM_SPIN_US", value, "microseconds for idle threads to poll before they sleep (0: never poll)");
-  }
-  return std::chrono::microseconds(us);
+  return std::chrono::microseconds(parse_count(
+      "GGUFMM_SPIN_US", value, "microseconds for idle threads to poll before they sleep (0: never poll)"));
 }
 
 template <class Ready>
