@@ -13,10 +13,13 @@
 #include "format/fp16.hpp"
 #include "format/registry.hpp"
 #include "ggufmm/gguf.hpp"
+#include "kernels/tile.hpp"
+#include "paths/activations.hpp"
 #include "paths/panel.hpp"
 #include "paths/paths.hpp"
 #include "int8_floor.hpp"
 #include "random_weights.hpp"
+#include "runtime/aligned.hpp"
 #include "testdata.hpp"
 
 namespace ggufmm {
@@ -173,6 +176,43 @@ TEST_P(TiledGolden, EveryLevelWithinAccuracyBounds) {
 
 INSTANTIATE_TEST_SUITE_P(AllFormats, TiledGolden, ::testing::ValuesIn(quantized_types()),
                          [](const auto& param_info) { return param_info.param; });
+
+// Panels whose levels lie within [-R, R) let plain AVX2 multiply q + R directly and add up pairs of products in
+// int16 (Panel::reach). At the extremes, every level R - 1 (the largest code, 2R - 1) against activations of
+// +-127, no sum may saturate: every level's tile kernel gives the exact integer product.
+TEST(TiledKernels, LevelsAtTheEdgeOfTheirReachStayExact) {
+  constexpr int64_t kK = 256;
+  constexpr int kRows = 5;
+  std::vector<float> x(static_cast<size_t>(kRows * kK));
+  for (size_t i = 0; i < x.size(); ++i) x[i] = (i / 32 + i / kK) % 2 ? 1.0f : -1.0f;  // quantizes to +-127
+  for (const int reach : {16, 32, 64, 128}) {
+    for (const int level : {reach - 1, -reach}) {
+      runtime::AlignedVector<uint8_t> codes(static_cast<size_t>(kK * kernels::kPanelRows),
+                                            static_cast<uint8_t>(level + 128));
+      std::vector<float> scales(static_cast<size_t>(kK / 32 * kernels::kPanelRows));
+      for (size_t i = 0; i < scales.size(); ++i) scales[i] = 0.5f + static_cast<float>(i % 7);
+      const kernels::Panel panel{.group = 32, .offset_group = 32, .codes = codes.data(), .scales = scales.data(),
+                                 .offsets = nullptr, .reach = reach};
+      for (const Isa isa : runtime::supported_isas()) {
+        const paths::ActivationBuffer acts(x.data(), kRows, kK, Type::Q8_0, isa);
+        const kernels::TileFn fn = kernels::find_tile(isa, {});
+        std::vector<float> y(static_cast<size_t>(kRows * kernels::kPanelRows));
+        fn(&panel, 1, kernels::kPanelRows, acts.tile_view(32), 0, kRows, y.data(), kernels::kPanelRows, 0, nullptr);
+        for (int r = 0; r < kRows; ++r) {
+          for (int l = 0; l < kernels::kPanelRows; ++l) {
+            double want = 0;
+            for (int64_t g = 0; g < kK / 32; ++g) {
+              const double sign = x[static_cast<size_t>(r * kK + 32 * g)];
+              want += scales[static_cast<size_t>(g * kernels::kPanelRows + l)] * (1.0 / 127) * sign * 32 * 127 * level;
+            }
+            EXPECT_NEAR(y[static_cast<size_t>(r * kernels::kPanelRows + l)], want, 1e-5 * std::abs(want))
+                << runtime::isa_name(isa) << " reach " << reach << " level " << level << " row " << r;
+          }
+        }
+      }
+    }
+  }
+}
 
 // Rounding the offset of w = d*q - m into an integer zero point (w ~ d*(q - z)) would make the error of the
 // product at least 4 times larger than the exact offsets give: the exactness is measured, not assumed.

@@ -23,6 +23,7 @@ struct Panel {
   const uint8_t* codes = nullptr;  // [k / 4][16][4]
   const float* scales = nullptr;   // [k / S][16]
   const float* offsets = nullptr;  // [k / O][16]; null for symmetric weights
+  int reach = 128;                 // every level q = code - 128 lies in [-reach, reach): 16, 32, 64 or 128
 };
 
 // What a tile kernel needs of a group of S activation values besides their codes, side by side so that a tile

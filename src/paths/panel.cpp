@@ -15,6 +15,7 @@ PanelShape PanelBuffer::decode(const format::Format& f, const Weight& w, int64_t
   sub_offsets_.resize(sub_scales_.size());
   const size_t row_bytes = w.row_bytes();
   const auto* first = static_cast<const uint8_t*>(w.data) + static_cast<size_t>(o0) * row_bytes;
+  reach_ = 128;
   if (const kernels::PanelDecodeFn level = kernels::find_panel_decode(isa, w.type)) {
     return level(first, row_bytes, rows, k_, codes_.data(), sub_scales_.data(), sub_offsets_.data());
   }
@@ -30,10 +31,19 @@ void PanelBuffer::decode_blocks(const format::Format& f, const uint8_t* first, s
   const int run_blocks = format::kQK_K / block_size;
   // Rows past `rows` stay a zero block (code 128, scale and offset 0).
   for (int l = rows; l < kPanelRows; ++l) decoded_[l] = format::Int8Block{};
+  // The range of the levels, as codes q + 128 (unsigned, so that the reductions vectorize).
+  uint8_t low = 128, high = 128;
   for (int64_t j = 0; j < blocks; j += run_blocks) {
     const int count = static_cast<int>(std::min<int64_t>(run_blocks, blocks - j));
     const int values = count * block_size, subs_here = values / format::Int8Block::kSubBlock;
-    for (int l = 0; l < rows; ++l) f.decode_run(first + l * row_bytes + j * f.info.block_bytes, count, decoded_[l]);
+    for (int l = 0; l < rows; ++l) {
+      f.decode_run(first + l * row_bytes + j * f.info.block_bytes, count, decoded_[l]);
+      for (int i = 0; i < values; ++i) {
+        const auto code = static_cast<uint8_t>(decoded_[l].q[i] ^ 0x80);
+        low = std::min(low, code);
+        high = std::max(high, code);
+      }
+    }
     float* scales = sub_scales_.data() + j * block_size / 16 * kPanelRows;
     float* offsets = sub_offsets_.data() + j * block_size / 16 * kPanelRows;
     for (int s = 0; s < subs_here; ++s) {
@@ -50,6 +60,8 @@ void PanelBuffer::decode_blocks(const format::Format& f, const uint8_t* first, s
       pack_codes(slice, chunks);
     }
   }
+  const auto within = [&](int reach) { return low >= 128 - reach && high < 128 + reach; };
+  reach_ = within(16) ? 16 : within(32) ? 32 : within(64) ? 64 : 128;
 }
 
 PanelShape PanelBuffer::measure_shape() const {
@@ -83,7 +95,7 @@ void every_other(const runtime::AlignedVector<float>& subs, runtime::AlignedVect
 }  // namespace
 
 const kernels::Panel& PanelBuffer::pack(const PanelShape& shape) {
-  panel_ = {shape.group(), shape.offset_group(), codes_.data(), sub_scales_.data(), nullptr};
+  panel_ = {shape.group(), shape.offset_group(), codes_.data(), sub_scales_.data(), nullptr, reach_};
   if (shape.group() == 32) {
     every_other(sub_scales_, scales_);
     panel_.scales = scales_.data();

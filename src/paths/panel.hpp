@@ -33,6 +33,7 @@ class PanelBuffer {
   runtime::AlignedVector<uint8_t> codes_;                 // [k / 4][16][4]
   runtime::AlignedVector<float> sub_scales_, sub_offsets_;  // [k / 16][16]: the panel's scales for group 16
   runtime::AlignedVector<float> scales_, offsets_;          // [k / 32][16]: every other one, for group 32
+  int reach_ = 128;  // Panel::reach of the decoded levels
   kernels::Panel panel_;
 };
 

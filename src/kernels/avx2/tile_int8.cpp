@@ -2,12 +2,15 @@
 // activation rows at a time, so 6 int32 and 6 f32 accumulators and the operands fit the 16 registers. Per group of
 // S values the int32 dot products become f32 once, scaled by weight scale x activation scale; asymmetric weights
 // subtract offset x activation sum, per group of O values (O = 0: symmetric). With AVX-VNNI the dot product is
-// vpdpbusd on the unsigned codes (q + 128, corrected by -128 x the activation sum); plain AVX2 has only the
-// saturating vpmaddubsw, so it multiplies |q| by the activations carrying q's sign (at most 2 x 128 x 127 per
-// pair, no saturation).
+// vpdpbusd on the unsigned codes (q + 128, corrected by -128 x the activation sum). Plain AVX2 has only vpmaddubsw,
+// whose pairs of products saturate at 2^15: it multiplies |q| by the activations carrying q's sign, or, where the
+// panel's levels lie within [-R, R) for R = 16, 32 or 64 (Panel::reach), q + R by the activations as they are,
+// corrected like vpdpbusd's codes; the smaller R, the more chunks' pairs of products add up in int16 before they
+// widen (4, 2 or 1).
 #include <immintrin.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 
 #include "kernels/avx2/kernels.hpp"
@@ -18,52 +21,83 @@ namespace {
 
 constexpr int kRowsPerStep = 3;
 
+#if defined(__AVXVNNI__)
+constexpr bool kVnni = true;
+// t += the 4-value dot products of each lane: weight codes w (q + 128) against activations xb.
+inline __m256i dot4_vnni(__m256i t, __m256i w, __m256i xb) { return _mm256_dpbusd_avx_epi32(t, w, xb); }
+#else
+constexpr bool kVnni = false;
+inline __m256i dot4_vnni(__m256i t, __m256i, __m256i) { return t; }  // not called without AVX-VNNI
+#endif
+
 inline __m256i broadcast_i32(const int8_t* p) {
   int32_t v;
   std::memcpy(&v, p, sizeof v);
   return _mm256_set1_epi32(v);
 }
 
-// t += the 4-value dot products of each lane: weight codes w (q + 128) against activations xb.
-inline __m256i dot4(__m256i t, __m256i w, __m256i xb) {
-#if defined(__AVXVNNI__)
-  return _mm256_dpbusd_avx_epi32(t, w, xb);
-#else
-  const __m256i q = _mm256_xor_si256(w, _mm256_set1_epi8(static_cast<char>(0x80)));
-  const __m256i pairs = _mm256_maddubs_epi16(_mm256_abs_epi8(q), _mm256_sign_epi8(xb, q));
-  return _mm256_add_epi32(t, _mm256_madd_epi16(pairs, _mm256_set1_epi16(1)));
-#endif
-}
-
-// Rows [r0, r0 + NR) against one panel; `valid` of its 16 rows are stored.
-template <int NR, int S, int O>
+// Rows [r0, r0 + NR) against one panel; `valid` of its 16 rows are stored. R: the reach of the panel's levels
+// (Panel::reach), which picks the plain AVX2 dot product.
+template <int NR, int S, int O, int R>
 void panel_rows(const Panel& panel, int valid, const TileActivations& x, int64_t r0, float* y, int64_t ldy,
                 int64_t o0, const float* residual) {
+#if defined(__AVXVNNI__)
+  static_assert(R == 128, "vpdpbusd takes every code as it is");
+#endif
   // Activation groups are the finer of S and O: H of them per scale group.
   constexpr int H = O == 16 ? S / 16 : 1;
+  // Chunks whose vpmaddubsw pairs add up in int16: a pair of codes below 2R times activations within +-127.
+  constexpr int kChunksPerWiden = R == 128 ? 1 : INT16_MAX / (2 * (2 * R - 1) * 127);
+  static_assert(S / 4 % kChunksPerWiden == 0);
   const int64_t groups = x.k / S;
+  const __m256i ones = _mm256_set1_epi16(1);
   __m256 acc[NR][2];
   for (int r = 0; r < NR; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_ps();
   for (int64_t g = 0; g < groups; ++g) {
     __m256i t[NR][2];
+    [[maybe_unused]] __m256i pairs[NR][2];
     for (int r = 0; r < NR; ++r) {
-#if defined(__AVXVNNI__)
       const TileGroup* xg = x.group + ((r0 + r) * groups + g) * H;
       int32_t bias = xg[0].bias;
       if constexpr (H == 2) bias += xg[1].bias;
-      t[r][0] = t[r][1] = _mm256_set1_epi32(bias);
-#else
-      t[r][0] = t[r][1] = _mm256_setzero_si256();
-#endif
+      // -128 x the activation sum undoes codes q + 128; q + R needs -R x the sum. |q| times the signed
+      // activations needs nothing.
+      const int32_t correction = R == 128 && !kVnni ? 0 : bias / (128 / R);
+      t[r][0] = t[r][1] = _mm256_set1_epi32(correction);
+      pairs[r][0] = pairs[r][1] = _mm256_setzero_si256();
     }
     for (int c = 0; c < S / 4; ++c) {
       const uint8_t* chunk = panel.codes + (g * (S / 4) + c) * 64;
-      const __m256i w0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(chunk));
-      const __m256i w1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(chunk + 32));
+      __m256i w[2] = {_mm256_loadu_si256(reinterpret_cast<const __m256i*>(chunk)),
+                      _mm256_loadu_si256(reinterpret_cast<const __m256i*>(chunk + 32))};
+      [[maybe_unused]] __m256i level[2], magnitude[2];
+      for (int h = 0; h < 2; ++h) {
+        if constexpr (kVnni) {
+        } else if constexpr (R == 128) {
+          level[h] = _mm256_xor_si256(w[h], _mm256_set1_epi8(static_cast<char>(0x80)));
+          magnitude[h] = _mm256_abs_epi8(level[h]);
+        } else {
+          w[h] = _mm256_sub_epi8(w[h], _mm256_set1_epi8(static_cast<char>(128 - R)));  // q + R, in [0, 2R)
+        }
+      }
       for (int r = 0; r < NR; ++r) {
         const __m256i xb = broadcast_i32(x.q + (r0 + r) * x.k + (g * (S / 4) + c) * 4);
-        t[r][0] = dot4(t[r][0], w0, xb);
-        t[r][1] = dot4(t[r][1], w1, xb);
+        for (int h = 0; h < 2; ++h) {
+          if constexpr (kVnni) {
+            t[r][h] = dot4_vnni(t[r][h], w[h], xb);
+          } else if constexpr (R == 128) {
+            const __m256i products = _mm256_maddubs_epi16(magnitude[h], _mm256_sign_epi8(xb, level[h]));
+            t[r][h] = _mm256_add_epi32(t[r][h], _mm256_madd_epi16(products, ones));
+          } else if constexpr (kChunksPerWiden == 1) {
+            t[r][h] = _mm256_add_epi32(t[r][h], _mm256_madd_epi16(_mm256_maddubs_epi16(w[h], xb), ones));
+          } else {
+            pairs[r][h] = _mm256_add_epi16(pairs[r][h], _mm256_maddubs_epi16(w[h], xb));
+            if (c % kChunksPerWiden == kChunksPerWiden - 1) {
+              t[r][h] = _mm256_add_epi32(t[r][h], _mm256_madd_epi16(pairs[r][h], ones));
+              pairs[r][h] = _mm256_setzero_si256();
+            }
+          }
+        }
       }
     }
     const __m256 scale[2] = {_mm256_loadu_ps(panel.scales + g * 16), _mm256_loadu_ps(panel.scales + g * 16 + 8)};
@@ -95,18 +129,34 @@ void panel_rows(const Panel& panel, int valid, const TileActivations& x, int64_t
   }
 }
 
+template <int S, int O, int R>
+void panel_steps(const Panel& panel, int valid, const TileActivations& x, int64_t r0, int nr, float* y, int64_t ldy,
+                 int64_t o, const float* residual) {
+  for (int r = 0; r < nr; r += kRowsPerStep) {
+    switch (std::min(kRowsPerStep, nr - r)) {
+      case 1: panel_rows<1, S, O, R>(panel, valid, x, r0 + r, y, ldy, o, residual); break;
+      case 2: panel_rows<2, S, O, R>(panel, valid, x, r0 + r, y, ldy, o, residual); break;
+      default: panel_rows<3, S, O, R>(panel, valid, x, r0 + r, y, ldy, o, residual); break;
+    }
+  }
+}
+
 template <int S, int O>
 void tile(const Panel* panels, int panel_count, int valid, const TileActivations& x, int64_t r0, int nr, float* y,
           int64_t ldy, int64_t o0, const float* residual) {
   for (int p = 0; p < panel_count; ++p) {
     const int panel_valid = std::min(valid - p * kPanelRows, kPanelRows);
     const int64_t o = o0 + p * kPanelRows;
-    for (int r = 0; r < nr; r += kRowsPerStep) {
-      switch (std::min(kRowsPerStep, nr - r)) {
-        case 1: panel_rows<1, S, O>(panels[p], panel_valid, x, r0 + r, y, ldy, o, residual); break;
-        case 2: panel_rows<2, S, O>(panels[p], panel_valid, x, r0 + r, y, ldy, o, residual); break;
-        default: panel_rows<3, S, O>(panels[p], panel_valid, x, r0 + r, y, ldy, o, residual); break;
-      }
+    if constexpr (kVnni) {
+      panel_steps<S, O, 128>(panels[p], panel_valid, x, r0, nr, y, ldy, o, residual);
+    } else if (panels[p].reach == 16) {
+      panel_steps<S, O, 16>(panels[p], panel_valid, x, r0, nr, y, ldy, o, residual);
+    } else if (panels[p].reach == 32) {
+      panel_steps<S, O, 32>(panels[p], panel_valid, x, r0, nr, y, ldy, o, residual);
+    } else if (panels[p].reach == 64) {
+      panel_steps<S, O, 64>(panels[p], panel_valid, x, r0, nr, y, ldy, o, residual);
+    } else {
+      panel_steps<S, O, 128>(panels[p], panel_valid, x, r0, nr, y, ldy, o, residual);
     }
   }
 }
