@@ -23,11 +23,8 @@ constexpr int kRowsPerStep = 3;
 
 #if defined(__AVXVNNI__)
 constexpr bool kVnni = true;
-// t += the 4-value dot products of each lane: weight codes w (q + 128) against activations xb.
-inline __m256i dot4_vnni(__m256i t, __m256i w, __m256i xb) { return _mm256_dpbusd_avx_epi32(t, w, xb); }
 #else
 constexpr bool kVnni = false;
-inline __m256i dot4_vnni(__m256i t, __m256i, __m256i) { return t; }  // not called without AVX-VNNI
 #endif
 
 inline __m256i broadcast_i32(const int8_t* p) {
@@ -84,7 +81,9 @@ void panel_rows(const Panel& panel, int valid, const TileActivations& x, int64_t
         const __m256i xb = broadcast_i32(x.q + (r0 + r) * x.k + (g * (S / 4) + c) * 4);
         for (int h = 0; h < 2; ++h) {
           if constexpr (kVnni) {
-            t[r][h] = dot4_vnni(t[r][h], w[h], xb);
+#if defined(__AVXVNNI__)
+            t[r][h] = _mm256_dpbusd_avx_epi32(t[r][h], w[h], xb);
+#endif
           } else if constexpr (R == 128) {
             const __m256i products = _mm256_maddubs_epi16(magnitude[h], _mm256_sign_epi8(xb, level[h]));
             t[r][h] = _mm256_add_epi32(t[r][h], _mm256_madd_epi16(products, ones));
