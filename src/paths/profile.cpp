@@ -21,11 +21,12 @@ constexpr int kProfileVersion = 1;
 // Without a profile: the crossovers `ggufmm calibrate` measured on the development machines (2 threads). Where the
 // level decodes panels with SIMD (AVX-512), tiled beats gemv from 8 rows for every format and both shape classes
 // (two calibrations on an Intel Xeon, 2026-11-30). Elsewhere panels come from the formats' portable decoders; the
-// table holds the rows from which tiled won at the AVX2 level (GGUFMM_ISA=avx2 on an AMD EPYC, Zen 4; the
-// geometric mean of two calibrations, 2026-12-02), for weights of up to 2^23 values and for larger ones. Where
-// gemv and tiled run close over many row counts (the 32-value formats), the two calibrations differed up to
-// 4 times. Formats not listed (the floats) have no tiled form. Other machines, and AVX2 ones above all, should run
-// calibrate.
+// table holds, for weights of up to 2^23 values and for larger ones, the later of two measurements: at the AVX2
+// level (GGUFMM_ISA=avx2 on an AMD EPYC, Zen 4; the geometric mean of two calibrations, 2026-12-02) and, earlier,
+// with AVX-512 tile kernels over portable panels on the Xeon. Calibrate times dense shapes; experts' shorter rows
+// favour gemv longer (at the AVX2 level, Q6_K experts at 64 tokens ran 0.6 to 0.9 times as fast with tiled from
+// the 12 rows its dense shape gave). Formats not listed (the floats) have no tiled form. Other machines, and AVX2
+// ones above all, should run calibrate.
 constexpr int64_t kSimdTiledFrom = 8;
 struct BuiltIn {
   Type type;
@@ -33,10 +34,10 @@ struct BuiltIn {
 };
 constexpr BuiltIn kPortable[] = {
     {Type::Q4_0, 256, 64},   {Type::Q4_1, 64, 96},    {Type::Q5_0, 64, 64},   {Type::Q5_1, 96, 64},
-    {Type::Q8_0, 48, 24},    {Type::Q2_K, 24, 32},    {Type::Q3_K, 16, 16},   {Type::Q4_K, 24, 24},
-    {Type::Q5_K, 32, 24},    {Type::Q6_K, 12, 24},    {Type::IQ2_XXS, 24, 16}, {Type::IQ2_XS, 24, 32},
-    {Type::IQ2_S, 16, 32},   {Type::IQ3_XXS, 16, 24}, {Type::IQ3_S, 16, 16},  {Type::IQ1_S, 24, 24},
-    {Type::IQ1_M, 16, 16},   {Type::IQ4_NL, 24, 32},  {Type::IQ4_XS, 96, 64}, {Type::TQ1_0, 256, 384},
+    {Type::Q8_0, 48, 24},    {Type::Q2_K, 32, 32},    {Type::Q3_K, 48, 32},   {Type::Q4_K, 24, 24},
+    {Type::Q5_K, 32, 24},    {Type::Q6_K, 32, 24},    {Type::IQ2_XXS, 24, 24}, {Type::IQ2_XS, 32, 32},
+    {Type::IQ2_S, 32, 32},   {Type::IQ3_XXS, 24, 24}, {Type::IQ3_S, 32, 32},  {Type::IQ1_S, 24, 24},
+    {Type::IQ1_M, 24, 24},   {Type::IQ4_NL, 64, 64},  {Type::IQ4_XS, 96, 64}, {Type::TQ1_0, 256, 384},
     {Type::TQ2_0, 64, 128},  {Type::MXFP4, 64, 128}};
 
 [[noreturn]] void bad_profile(const std::string& path, const std::string& what) {
