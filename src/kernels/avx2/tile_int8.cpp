@@ -38,9 +38,6 @@ inline __m256i broadcast_i32(const int8_t* p) {
 template <int NR, int S, int O, int R>
 void panel_rows(const Panel& panel, int valid, const TileActivations& x, int64_t r0, float* y, int64_t ldy,
                 int64_t o0, const float* residual) {
-#if defined(__AVXVNNI__)
-  static_assert(R == 128, "vpdpbusd takes every code as it is");
-#endif
   // Activation groups are the finer of S and O: H of them per scale group.
   constexpr int H = O == 16 ? S / 16 : 1;
   // Chunks whose vpmaddubsw pairs add up in int16: a pair of codes below 2R times activations within +-127.
@@ -67,10 +64,10 @@ void panel_rows(const Panel& panel, int valid, const TileActivations& x, int64_t
       const uint8_t* chunk = panel.codes + (g * (S / 4) + c) * 64;
       __m256i w[2] = {_mm256_loadu_si256(reinterpret_cast<const __m256i*>(chunk)),
                       _mm256_loadu_si256(reinterpret_cast<const __m256i*>(chunk + 32))};
+      // vpdpbusd takes the codes as they are (R is 128 there); vpmaddubsw, |q| or q + R.
       [[maybe_unused]] __m256i level[2], magnitude[2];
-      for (int h = 0; h < 2; ++h) {
-        if constexpr (kVnni) {
-        } else if constexpr (R == 128) {
+      for (int h = 0; h < 2 && !kVnni; ++h) {
+        if constexpr (R == 128) {
           level[h] = _mm256_xor_si256(w[h], _mm256_set1_epi8(static_cast<char>(0x80)));
           magnitude[h] = _mm256_abs_epi8(level[h]);
         } else {
