@@ -25,15 +25,11 @@ int64_t columns_per_task(int64_t m, int threads, int64_t rows) {
 void gemv_columns(const Weight& w, const ActivationBuffer& x, int64_t m0, int64_t m1, float* y, int64_t ldy,
                   const float* residual, runtime::Isa isa) {
   const kernels::GemvFn kernel = kernels::find_gemv(isa, w.type);
-  // More rows than the decode regime holds are taken in as few slices as it allows, of balanced heights (8
-  // rows: 4 + 4, not 7 + 1, whose one-row pass streams the weight again for a single row).
-  const int64_t slices = (x.rows() + kernels::kMaxGemvRows - 1) / kernels::kMaxGemvRows;
-  for (int64_t s = 0, r0 = 0; s < slices; ++s) {
-    const int rows = static_cast<int>(x.rows() / slices + (s < x.rows() % slices ? 1 : 0));
+  // More rows than the decode regime holds go in balanced runs: a short run streams the weight again for few rows.
+  balanced_runs(x.rows(), kernels::kMaxGemvRows, [&](int64_t r0, int rows) {
     kernel(static_cast<const uint8_t*>(w.data), w.row_bytes(), m0, m1, x.view(r0, rows), y + r0 * ldy, ldy,
            residual ? residual + r0 * ldy : nullptr);
-    r0 += rows;
-  }
+  });
 }
 
 void gemv_matmul(const MatmulCall& c) {

@@ -35,6 +35,18 @@ struct MulMatIdCall {
   runtime::Isa isa = runtime::active_isa();
 };
 
+// Calls part(r0, n) for `rows` rows cut into as few runs of at most `most` as they need, of balanced heights
+// (8 rows at most 7: 4 + 4, not 7 + 1, whose short run would cost nearly as much as the long one).
+template <class Part>
+void balanced_runs(int64_t rows, int most, Part part) {
+  const int64_t runs = (rows + most - 1) / most;
+  for (int64_t i = 0, r0 = 0; i < runs; ++i) {
+    const int n = static_cast<int>(rows / runs + (i < rows % runs ? 1 : 0));
+    part(r0, n);
+    r0 += n;
+  }
+}
+
 // Reference: dequantizes a block at a time and accumulates in f32.
 void ref_matmul(const MatmulCall& call);
 void ref_mul_mat_id(const MulMatIdCall& call);

@@ -33,14 +33,11 @@ void tiled_columns(const Weight& w, const ActivationBuffer& x, int64_t m0, int64
     const kernels::Panel panels[2] = {buffers[0].pack(shape), count == 2 ? buffers[1].pack(shape) : kernels::Panel{}};
     const kernels::TileFn kernel = kernels::find_tile(isa, shape);
     const kernels::TileActivations acts = x.tile_view(shape.offset_group());
-    // As few tiles as the rows need, of balanced heights (8 rows: 4 + 4, not 6 + 2, whose 2-row tile would load
-    // the panels as often as the 6-row one for a third of the work).
-    const int64_t tiles = (x.rows() + kTileRows - 1) / kTileRows;
-    for (int64_t t = 0, r0 = 0; t < tiles; ++t) {
-      const int nr = static_cast<int>(x.rows() / tiles + (t < x.rows() % tiles ? 1 : 0));
+    // Balanced tiles: 8 rows as 4 + 4, not 6 + 2, whose 2-row tile would load the panels as often as the 6-row
+    // one for a third of the work.
+    balanced_runs(x.rows(), kTileRows, [&](int64_t r0, int nr) {
       kernel(panels, count, valid, acts, r0, nr, y, ldy, o0, residual);
-      r0 += nr;
-    }
+    });
   }
 }
 
