@@ -114,11 +114,11 @@ inline void prefetch_pass(const uint8_t* rows, size_t row_bytes, size_t offset) 
 }
 
 // Rows read a slice [j0, j1) of their blocks each, row after row (so that the slice's activations stay in L1
-// across the rows): a cursor on the block kPrefetchAhead bytes on in that order, from block j0 of row o on.
+// across the rows): a cursor on the block kDistance bytes on in that order, from block j0 of row o on.
 // (Prefetching along the row instead fetched the next slice, not the next rows: Q4_K gemv of two activation rows,
 // taken in two slices, streamed at half the rate of one row.)
 // W rows read side by side count as one row of W blocks a step.
-template <size_t kBlockBytes, Cache kTo, int W = 1>
+template <size_t kBlockBytes, Cache kTo, int W = 1, size_t kDistance = kPrefetchAhead>
 class SlicePrefetch {
  public:
   SlicePrefetch(const uint8_t* w, size_t row_bytes, int64_t o, int64_t j0, int64_t j1)
@@ -137,7 +137,7 @@ class SlicePrefetch {
   }
 
  private:
-  static constexpr int64_t kAhead = (kPrefetchAhead / W + kBlockBytes - 1) / kBlockBytes;  // in blocks
+  static constexpr int64_t kAhead = (kDistance / W + kBlockBytes - 1) / kBlockBytes;  // in blocks
   uintptr_t row_;
   size_t row_bytes_;
   int64_t j0_, j1_, j_;
