@@ -365,19 +365,9 @@ void gemv_group_rows(const uint8_t* w, size_t row_bytes, int64_t m0, int64_t m1,
   constexpr int kBytes = kPieceBytes<F, Layout>;
   const int64_t pieces = (k + kPieceValues<F, Layout> - 1) / kPieceValues<F, Layout>;
   if (pieces <= kMaxSlice) {
-    // Weights of a byte or more a value (Q8_0) stream so fast at three and four rows, where the lines ahead go
-    // to L1, that 4 KB ahead comes too late from memory: a second cursor twice as far brings them to L2 first.
-    // (Q8_0, ABBA rounds: 4096 x 2048 and 4096 x 4096 at 3 and 4 rows 1.45 to 1.6 times, experts' rows of 2 KB
-    // at 16 to 64 tokens 1.0 to 1.15. At 5 and 6 rows the arithmetic binds and the extra prefetches cost, 0.8 to
-    // 1.0 times; Q4_0 and Q4_K lost up to 0.9 times with them.)
-    constexpr bool kFarAhead = (NR == 3 || NR == 4) && kBytes >= kPieceValues<F, Layout>;
     paired_rows<kCanPair>(m0, m1, row_bytes, [&]<int W>(int64_t o) {
-      SlicePrefetch<kBytes, weight_cache(NR), W> ahead(w, row_bytes, o, 0, pieces);
-      SlicePrefetch<kBytes, Cache::L2, W, 2 * kPrefetchAhead> far(w, row_bytes, o, 0, pieces);
-      group_rows<F, Layout, W, NR>(w, row_bytes, x, k, 0, pieces, o, y, ldy, residual, [&] {
-        ahead.step();
-        if constexpr (kFarAhead) far.step();
-      });
+      RowsPrefetch<kBytes, kPieceValues<F, Layout>, NR, W> ahead(w, row_bytes, o, pieces);
+      group_rows<F, Layout, W, NR>(w, row_bytes, x, k, 0, pieces, o, y, ldy, residual, [&] { ahead.step(); });
     });
     return;
   }
