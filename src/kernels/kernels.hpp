@@ -4,6 +4,7 @@
 
 #include <xmmintrin.h>
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -54,9 +55,10 @@ struct PanelShape {
 // panel's form (kernels/tile.hpp): codes [k / 4][16][4], and the scale and offset of every 16 values of each row,
 // [k / 16][16]. Exact: code - 128 times the scale, less the offset, is ggml's dequantized value (a zero's sign
 // aside, where a decoder folds signed scales into the codes: Q3_K). Returns the panel's shape; where it is
-// symmetric the offsets may be left unwritten (nothing reads them).
+// symmetric the offsets may be left unwritten (nothing reads them). Meanwhile it streams the `ahead` bytes from
+// `next` (the rows the next panel will read, or none) into L2, in step with its own progress.
 using PanelDecodeFn = PanelShape (*)(const uint8_t* w, size_t row_bytes, int rows, int64_t k, uint8_t* codes,
-                                     float* scales, float* offsets);
+                                     float* scales, float* offsets, const uint8_t* next, size_t ahead);
 
 // Quantizes `rows` rows of k values (k a multiple of 32) into the integer fields of Activations.
 using QuantizeActFn = void (*)(const float* x, int rows, int64_t k, int8_t* q, float* d, int16_t* qsum, float* sum);
@@ -163,6 +165,24 @@ class RowsPrefetch {
   static constexpr bool kFar = NR <= 4 && kBlockBytes >= kBlockValues;
   SlicePrefetch<kBlockBytes, weight_cache(NR), W> near_;
   SlicePrefetch<kBlockBytes, Cache::L2, W, 2 * kPrefetchAhead> far_;
+};
+
+// `bytes` from `at` on that a later pass will read, prefetched into L2 in memory order in `steps` equal steps of
+// the pass now running.
+class L2Stream {
+ public:
+  L2Stream(const uint8_t* at, size_t bytes, int64_t steps)
+      : at_(reinterpret_cast<uintptr_t>(at) & ~uintptr_t{63}),
+        end_(reinterpret_cast<uintptr_t>(at) + bytes),
+        step_((bytes / static_cast<size_t>(steps) + 64) & ~size_t{63}) {}
+  void step() {
+    const uintptr_t to = std::min(end_, at_ + step_);
+    for (; at_ < to; at_ += 64) _mm_prefetch(reinterpret_cast<const char*>(at_), _MM_HINT_T1);
+  }
+
+ private:
+  uintptr_t at_, end_;
+  size_t step_;
 };
 
 // One row read in memory order: the lines kPrefetchAhead bytes on from a block.

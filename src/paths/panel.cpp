@@ -8,7 +8,8 @@ namespace ggufmm::paths {
 
 using kernels::kPanelRows;
 
-PanelShape PanelBuffer::decode(const format::Format& f, const Weight& w, int64_t o0, int rows, runtime::Isa isa) {
+PanelShape PanelBuffer::decode(const format::Format& f, const Weight& w, int64_t o0, int rows, runtime::Isa isa,
+                               int64_t ahead) {
   k_ = w.k;
   codes_.resize(static_cast<size_t>(kPanelRows * k_));
   sub_scales_.resize(static_cast<size_t>(k_ / 16 * kPanelRows));
@@ -16,15 +17,17 @@ PanelShape PanelBuffer::decode(const format::Format& f, const Weight& w, int64_t
   const size_t row_bytes = w.row_bytes();
   const auto* first = static_cast<const uint8_t*>(w.data) + static_cast<size_t>(o0) * row_bytes;
   reach_ = 128;
+  const size_t ahead_bytes = static_cast<size_t>(ahead) * row_bytes;
   if (const kernels::PanelDecodeFn level = kernels::find_panel_decode(isa, w.type)) {
-    return level(first, row_bytes, rows, k_, codes_.data(), sub_scales_.data(), sub_offsets_.data());
+    return level(first, row_bytes, rows, k_, codes_.data(), sub_scales_.data(), sub_offsets_.data(),
+                 first + rows * row_bytes, ahead_bytes);
   }
-  decode_blocks(f, first, row_bytes, rows, kernels::find_pack(isa));
+  decode_blocks(f, first, row_bytes, rows, kernels::find_pack(isa), ahead_bytes);
   return measure_shape();
 }
 
 void PanelBuffer::decode_blocks(const format::Format& f, const uint8_t* first, size_t row_bytes, int rows,
-                                kernels::PackFn pack_codes) {
+                                kernels::PackFn pack_codes, size_t ahead) {
   const int block_size = f.info.block_size;
   const int64_t blocks = k_ / block_size;
   // Blocks are decoded a run of up to 256 values at a time.
@@ -33,7 +36,9 @@ void PanelBuffer::decode_blocks(const format::Format& f, const uint8_t* first, s
   for (int l = rows; l < kPanelRows; ++l) decoded_[l] = format::Int8Block{};
   // The range of the levels, as codes q + 128 (unsigned, so that the reductions vectorize).
   uint8_t low = 128, high = 128;
+  kernels::L2Stream stream(first + rows * row_bytes, ahead, (blocks + run_blocks - 1) / run_blocks);
   for (int64_t j = 0; j < blocks; j += run_blocks) {
+    stream.step();
     const int count = static_cast<int>(std::min<int64_t>(run_blocks, blocks - j));
     const int values = count * block_size, subs_here = values / format::Int8Block::kSubBlock;
     for (int l = 0; l < rows; ++l) {

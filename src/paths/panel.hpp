@@ -17,14 +17,16 @@ class PanelBuffer {
  public:
   // Decodes rows [o0, o0 + rows) of w (rows <= 16; the rest of the panel is zero) exactly into the kernels' code
   // layout, through the level's panel decoder for the format where it has one, and says how its scales group.
-  PanelShape decode(const format::Format& f, const Weight& w, int64_t o0, int rows, runtime::Isa isa);
+  // Meanwhile the `ahead` rows that follow stream into L2, for the next panel.
+  PanelShape decode(const format::Format& f, const Weight& w, int64_t o0, int rows, runtime::Isa isa,
+                    int64_t ahead = 0);
   // Groups the scales (and offsets) per S values as the shape says, and returns the kernels' view.
   const kernels::Panel& pack(const PanelShape& shape);
 
  private:
   // The format's exact decoder, a run of blocks at a time, packed by the level's kernel.
   void decode_blocks(const format::Format& f, const uint8_t* first, size_t row_bytes, int rows,
-                     kernels::PackFn pack_codes);
+                     kernels::PackFn pack_codes, size_t ahead);
   PanelShape measure_shape() const;
 
   int64_t k_ = 0;

@@ -161,7 +161,7 @@ constexpr int nibble_group_chunk(int c, int f) { return 8 * (c / 4) + 4 * f + c 
 
 template <class F>
 PanelShape panel_rows(const uint8_t* w, size_t row_bytes, int rows, int64_t k, uint8_t* codes, float* scales,
-                      float* offsets) {
+                      float* offsets, const uint8_t* next, size_t ahead) {
   constexpr int kRun = 256;
   constexpr int kBlockBytes = F::kRunBytes / (kRun / F::kBlockValues);
   // Decoded formats: one run of every row, by 64-value chunk, the rows past `rows` zero (unused by the others).
@@ -192,7 +192,9 @@ PanelShape panel_rows(const uint8_t* w, size_t row_bytes, int rows, int64_t k, u
   const auto differ = [](__m512i split, __m512i bits) {
     return _mm512_ternarylogic_epi32(split, bits, _mm512_maskz_shuffle_epi32(0xffff, bits, _MM_PERM_CDAB), 0xf6);
   };
+  L2Stream stream(next, ahead, (k + kRun - 1) / kRun);
   for (int64_t i0 = 0; i0 < k; i0 += kRun) {
+    stream.step();
     const int values = static_cast<int>(std::min<int64_t>(kRun, k - i0));
     const size_t at = static_cast<size_t>(i0 / F::kBlockValues) * kBlockBytes;
     for (int l = 0; l < rows; ++l) {
