@@ -168,13 +168,13 @@ class RowsPrefetch {
 };
 
 // `bytes` from `at` on that a later pass will read, prefetched into L2 in memory order in `steps` equal steps of
-// the pass now running.
+// the pass now running (none where bytes is 0).
 class L2Stream {
  public:
   L2Stream(const uint8_t* at, size_t bytes, int64_t steps)
       : at_(reinterpret_cast<uintptr_t>(at) & ~uintptr_t{63}),
-        end_(reinterpret_cast<uintptr_t>(at) + bytes),
-        step_((bytes / static_cast<size_t>(steps) + 64) & ~size_t{63}) {}
+        end_(bytes == 0 ? at_ : reinterpret_cast<uintptr_t>(at) + bytes),
+        step_((bytes / static_cast<size_t>(std::max<int64_t>(steps, 1)) + 64) & ~size_t{63}) {}
   void step() {
     const uintptr_t to = std::min(end_, at_ + step_);
     for (; at_ < to; at_ += 64) _mm_prefetch(reinterpret_cast<const char*>(at_), _MM_HINT_T1);
