@@ -148,7 +148,7 @@ class SlicePrefetch {
 // Prefetching for a pass of NR activation rows over whole weight rows (W side by side) in memory order: one
 // cursor kPrefetchAhead on. Blocks of a byte or more a value (Q8_0) stream so fast, up to four rows, that those
 // lines come too late from memory: a second cursor twice as far brings them to L2 first. (Q8_0, ABBA rounds on
-// Zen 4: one row of 4096 and 14336 values 1.04 to 1.27 times, 2 to 4 rows of 2048 and 4096 values 1.17 to 1.6,
+// Zen 4: one row of 4096 and 14336 values 1.04 to 1.27 times, 2 to 4 rows of 2048 and 4096 values 1.13 to 1.6,
 // experts' rows of 2 KB from 1 to 64 tokens 1.0 to 1.2; the AVX2 kernels alike. At 5 and 6 rows the arithmetic
 // binds and the extra prefetches cost, 0.8 to 1.0 times; Q4_0 and Q4_K lost up to 0.9 times with them.)
 template <size_t kBlockBytes, size_t kBlockValues, int NR, int W>
