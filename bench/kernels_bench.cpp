@@ -73,7 +73,7 @@ void run_tile(benchmark::State& state, runtime::Isa isa, Type type, int rows) {
   for (auto _ : state) {
     for (int64_t r0 = 0; r0 < rows; r0 += kernels::kMaxTileRows) {
       const int nr = static_cast<int>(std::min<int64_t>(kernels::kMaxTileRows, rows - r0));
-      fn(views, 2, 2 * kernels::kPanelRows, view, r0, nr, y.data(), 2 * kernels::kPanelRows, 0, nullptr);
+      fn(views, 2, 2 * kernels::kPanelRows, view, r0, nr, y.data(), 2 * kernels::kPanelRows, 0, nullptr, nullptr);
     }
     benchmark::DoNotOptimize(y.data());
   }

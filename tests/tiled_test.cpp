@@ -197,7 +197,8 @@ TEST(TiledKernels, LevelsAtTheEdgeOfTheirReachStayExact) {
         const paths::ActivationBuffer acts(x.data(), kRows, kK, Type::Q8_0, isa);
         const kernels::TileFn fn = kernels::find_tile(isa, {});
         std::vector<float> y(static_cast<size_t>(kRows * kernels::kPanelRows));
-        fn(&panel, 1, kernels::kPanelRows, acts.tile_view(32), 0, kRows, y.data(), kernels::kPanelRows, 0, nullptr);
+        fn(&panel, 1, kernels::kPanelRows, acts.tile_view(32), 0, kRows, y.data(), kernels::kPanelRows, 0, nullptr,
+           nullptr);
         for (int r = 0; r < kRows; ++r) {
           for (int l = 0; l < kernels::kPanelRows; ++l) {
             double want = 0;

@@ -51,9 +51,10 @@ inline TileForm tile_form(const PanelShape& shape) {
 }
 
 // y[r * ldy + o0 + l] = sum_i W[o0 + l][i] * X[r][i] (+ residual) for rows r in [r0, r0 + nr), and weight
-// rows l < valid of `panels` (1 or 2) consecutive panels.
+// rows l < valid of `panels` (1 or 2) consecutive panels. Meanwhile `ahead` (or none) steps once per group: the
+// weights of the next panels, streamed while the arithmetic leaves memory idle.
 using TileFn = void (*)(const Panel* panels, int panel_count, int valid, const TileActivations& x, int64_t r0, int nr,
-                        float* y, int64_t ldy, int64_t o0, const float* residual);
+                        float* y, int64_t ldy, int64_t o0, const float* residual, L2Stream* ahead);
 
 // Packing into a panel: 32 values (int8) of each of 16 weight rows, rows[l][0..31], go out as the 8 chunks of
 // 64 codes that hold them: chunks[c * 64 + l * 4 + j] = rows[l][4c + j] + 128.

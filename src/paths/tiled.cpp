@@ -18,12 +18,15 @@ using kernels::kPanelRows;
 // Activation rows per tile kernel call: the most the kernels hold in registers.
 constexpr int kTileRows = kernels::kMaxTileRows;
 
-// Each row's decoding prefetches 2 KB on into L2. In rows shorter than 6 KB most of that falls into rows its panel
-// reads anyway, and the next panel's rows would come cold from memory: they stream into L2 while this panel
-// decodes instead (the next 16 rows of the range). Alternated rounds at 8 and 64 rows, rows of 1 to 4 KB: 1.02 to
-// 1.21 times, experts (2048 values a row) from 128 tokens 1.05 to 1.32 (AVX2 kernels 0.84 to 1.31, median 1.14);
-// rows of 8 and 15 KB, where 2 KB reach well ahead, 0.89 to 1.07 times.
-bool streams_ahead(const Weight& w) { return w.row_bytes() < 6 * 1024; }
+// The rows of the range that come next stream into L2 ahead of their panels, so that those do not start cold from
+// memory. Each row's decoding prefetches its own lines 2 KB on; in rows shorter than 6 KB that falls mostly into
+// rows its panel reads anyway, and each panel streams the next 16 rows while it decodes (rows of 1 to 4 KB at 8
+// and 64 activation rows: 1.02 to 1.21 times; experts of 2048 values a row from 128 tokens 1.05 to 1.32; AVX2
+// kernels 0.84 to 1.31, median 1.14). Longer rows have the tile kernels stream the next panel pair, while their
+// arithmetic leaves memory idle (4096x14336 at 8 and 32 rows: q8_0 1.15 and 1.17 times, q4_K 1.03 and 1.07, q6_K
+// 1.10 and 1.09, iq3_xxs 1.02 and 0.92); streamed by the panels instead they went 0.89 to 1.07, and short rows
+// streamed by the tile kernels 0.89 to 1.10.
+bool panels_stream(const Weight& w) { return w.row_bytes() < 6 * 1024; }
 
 }  // namespace
 
@@ -31,8 +34,8 @@ void tiled_columns(const Weight& w, const ActivationBuffer& x, int64_t m0, int64
                    const float* residual, runtime::Isa isa) {
   const format::Format& f = *format::find(w.type);
   thread_local PanelBuffer buffers[2];
-  const bool stream = streams_ahead(w);
-  const auto ahead = [&](int64_t next) { return stream ? std::clamp<int64_t>(m1 - next, 0, kPanelRows) : 0; };
+  const bool by_panels = panels_stream(w);
+  const auto ahead = [&](int64_t next) { return by_panels ? std::clamp<int64_t>(m1 - next, 0, kPanelRows) : 0; };
   for (int64_t o0 = m0; o0 < m1; o0 += 2 * kPanelRows) {
     const int valid = static_cast<int>(std::min<int64_t>(2 * kPanelRows, m1 - o0));
     const int count = valid > kPanelRows ? 2 : 1;
@@ -45,10 +48,13 @@ void tiled_columns(const Weight& w, const ActivationBuffer& x, int64_t m0, int64
     const kernels::Panel panels[2] = {buffers[0].pack(shape), count == 2 ? buffers[1].pack(shape) : kernels::Panel{}};
     const kernels::TileFn kernel = kernels::find_tile(isa, shape);
     const kernels::TileActivations acts = x.tile_view(shape.offset_group());
+    const int64_t next = o0 + valid, next_rows = by_panels ? 0 : std::min<int64_t>(m1 - next, 2 * kPanelRows);
+    kernels::L2Stream stream(static_cast<const uint8_t*>(w.data) + next * w.row_bytes(), next_rows * w.row_bytes(),
+                             (x.rows() + kTileRows - 1) / kTileRows * (w.k / 32));
     // Balanced tiles: 8 rows as 4 + 4, not 6 + 2, whose 2-row tile would load the panels as often as the 6-row
     // one for a third of the work.
     balanced_runs(x.rows(), kTileRows, [&](int64_t r0, int nr) {
-      kernel(panels, count, valid, acts, r0, nr, y, ldy, o0, residual);
+      kernel(panels, count, valid, acts, r0, nr, y, ldy, o0, residual, &stream);
     });
   }
 }
@@ -57,11 +63,11 @@ void tiled_matmul(const MatmulCall& c) {
   // Float weights have no int8 form: they multiply in f32 through the decode kernels.
   if (!format::find(c.w.type)->decode) return gemv_matmul(c);
   const ActivationBuffer x(c.x, c.rows, c.w.k, c.w.type, c.isa, c.threads);
-  // Where panels stream the next rows, tasks of several panel pairs, so that those rows are the thread's own next
-  // panel's; about 16 a thread, so that the threads still finish together.
+  // Tasks of several panel pairs, so that the rows streamed ahead are the thread's own next panels'; about 16 a
+  // thread, so that the threads still finish together.
   const int threads = runtime::ThreadPool::resolve_threads(c.threads);
   constexpr int64_t kPair = 2 * kPanelRows;
-  const int64_t rows_per_task = streams_ahead(c.w) ? std::max(kPair, c.w.m / (16 * threads) / kPair * kPair) : kPair;
+  const int64_t rows_per_task = std::max(kPair, c.w.m / (16 * threads) / kPair * kPair);
   runtime::ThreadPool::global().run(threads, (c.w.m + rows_per_task - 1) / rows_per_task, [&](int64_t task) {
     const int64_t m0 = task * rows_per_task;
     tiled_columns(c.w, x, m0, std::min(c.w.m, m0 + rows_per_task), c.y, c.w.m, c.residual, c.isa);

@@ -37,7 +37,7 @@ inline __m256i broadcast_i32(const int8_t* p) {
 // (Panel::reach), which picks the plain AVX2 dot product.
 template <int NR, int S, int O, int R>
 void panel_rows(const Panel& panel, int valid, const TileActivations& x, int64_t r0, float* y, int64_t ldy,
-                int64_t o0, const float* residual) {
+                int64_t o0, const float* residual, L2Stream* ahead) {
   // Activation groups are the finer of S and O: H of them per scale group.
   constexpr int H = O == 16 ? S / 16 : 1;
   // Chunks whose vpmaddubsw pairs add up in int16: a pair of codes below 2R times activations within +-127.
@@ -48,6 +48,7 @@ void panel_rows(const Panel& panel, int valid, const TileActivations& x, int64_t
   __m256 acc[NR][2];
   for (int r = 0; r < NR; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_ps();
   for (int64_t g = 0; g < groups; ++g) {
+    if (ahead) ahead->step();
     __m256i t[NR][2];
     [[maybe_unused]] __m256i pairs[NR][2];
     for (int r = 0; r < NR; ++r) {
@@ -127,32 +128,32 @@ void panel_rows(const Panel& panel, int valid, const TileActivations& x, int64_t
 
 template <int S, int O, int R>
 void panel_steps(const Panel& panel, int valid, const TileActivations& x, int64_t r0, int nr, float* y, int64_t ldy,
-                 int64_t o, const float* residual) {
+                 int64_t o, const float* residual, L2Stream* ahead) {
   for (int r = 0; r < nr; r += kRowsPerStep) {
     switch (std::min(kRowsPerStep, nr - r)) {
-      case 1: panel_rows<1, S, O, R>(panel, valid, x, r0 + r, y, ldy, o, residual); break;
-      case 2: panel_rows<2, S, O, R>(panel, valid, x, r0 + r, y, ldy, o, residual); break;
-      default: panel_rows<3, S, O, R>(panel, valid, x, r0 + r, y, ldy, o, residual); break;
+      case 1: panel_rows<1, S, O, R>(panel, valid, x, r0 + r, y, ldy, o, residual, ahead); break;
+      case 2: panel_rows<2, S, O, R>(panel, valid, x, r0 + r, y, ldy, o, residual, ahead); break;
+      default: panel_rows<3, S, O, R>(panel, valid, x, r0 + r, y, ldy, o, residual, ahead); break;
     }
   }
 }
 
 template <int S, int O>
 void tile(const Panel* panels, int panel_count, int valid, const TileActivations& x, int64_t r0, int nr, float* y,
-          int64_t ldy, int64_t o0, const float* residual) {
+          int64_t ldy, int64_t o0, const float* residual, L2Stream* ahead) {
   for (int p = 0; p < panel_count; ++p) {
     const int panel_valid = std::min(valid - p * kPanelRows, kPanelRows);
     const int64_t o = o0 + p * kPanelRows;
     if constexpr (kVnni) {
-      panel_steps<S, O, 128>(panels[p], panel_valid, x, r0, nr, y, ldy, o, residual);
+      panel_steps<S, O, 128>(panels[p], panel_valid, x, r0, nr, y, ldy, o, residual, ahead);
     } else if (panels[p].reach == 16) {
-      panel_steps<S, O, 16>(panels[p], panel_valid, x, r0, nr, y, ldy, o, residual);
+      panel_steps<S, O, 16>(panels[p], panel_valid, x, r0, nr, y, ldy, o, residual, ahead);
     } else if (panels[p].reach == 32) {
-      panel_steps<S, O, 32>(panels[p], panel_valid, x, r0, nr, y, ldy, o, residual);
+      panel_steps<S, O, 32>(panels[p], panel_valid, x, r0, nr, y, ldy, o, residual, ahead);
     } else if (panels[p].reach == 64) {
-      panel_steps<S, O, 64>(panels[p], panel_valid, x, r0, nr, y, ldy, o, residual);
+      panel_steps<S, O, 64>(panels[p], panel_valid, x, r0, nr, y, ldy, o, residual, ahead);
     } else {
-      panel_steps<S, O, 128>(panels[p], panel_valid, x, r0, nr, y, ldy, o, residual);
+      panel_steps<S, O, 128>(panels[p], panel_valid, x, r0, nr, y, ldy, o, residual, ahead);
     }
   }
 }

@@ -21,7 +21,7 @@ inline int32_t load_i32(const int8_t* p) {
 
 template <int P, int NR, int S, int O>
 void tile_rows(const Panel* panels, int valid, const TileActivations& x, int64_t r0, float* y, int64_t ldy,
-               int64_t o0, const float* residual) {
+               int64_t o0, const float* residual, L2Stream* ahead) {
   // Activation groups are the finer of S and O: H of them per scale group.
   constexpr int H = O == 16 ? S / 16 : 1;
   const int64_t groups = x.k / S;
@@ -30,6 +30,7 @@ void tile_rows(const Panel* panels, int valid, const TileActivations& x, int64_t
     for (int p = 0; p < P; ++p) acc[r][p] = _mm512_setzero_ps();
   }
   for (int64_t g = 0; g < groups; ++g) {
+    if (ahead) ahead->step();
     __m512i t[NR][P];
     for (int r = 0; r < NR; ++r) {
       const TileGroup* xg = x.group + ((r0 + r) * groups + g) * H;
@@ -75,15 +76,15 @@ void tile_rows(const Panel* panels, int valid, const TileActivations& x, int64_t
 
 template <int S, int O>
 void tile(const Panel* panels, int panel_count, int valid, const TileActivations& x, int64_t r0, int nr, float* y,
-          int64_t ldy, int64_t o0, const float* residual) {
+          int64_t ldy, int64_t o0, const float* residual, L2Stream* ahead) {
   auto run = [&]<int P>() {
     switch (nr) {
-      case 1: return tile_rows<P, 1, S, O>(panels, valid, x, r0, y, ldy, o0, residual);
-      case 2: return tile_rows<P, 2, S, O>(panels, valid, x, r0, y, ldy, o0, residual);
-      case 3: return tile_rows<P, 3, S, O>(panels, valid, x, r0, y, ldy, o0, residual);
-      case 4: return tile_rows<P, 4, S, O>(panels, valid, x, r0, y, ldy, o0, residual);
-      case 5: return tile_rows<P, 5, S, O>(panels, valid, x, r0, y, ldy, o0, residual);
-      default: return tile_rows<P, 6, S, O>(panels, valid, x, r0, y, ldy, o0, residual);
+      case 1: return tile_rows<P, 1, S, O>(panels, valid, x, r0, y, ldy, o0, residual, ahead);
+      case 2: return tile_rows<P, 2, S, O>(panels, valid, x, r0, y, ldy, o0, residual, ahead);
+      case 3: return tile_rows<P, 3, S, O>(panels, valid, x, r0, y, ldy, o0, residual, ahead);
+      case 4: return tile_rows<P, 4, S, O>(panels, valid, x, r0, y, ldy, o0, residual, ahead);
+      case 5: return tile_rows<P, 5, S, O>(panels, valid, x, r0, y, ldy, o0, residual, ahead);
+      default: return tile_rows<P, 6, S, O>(panels, valid, x, r0, y, ldy, o0, residual, ahead);
     }
   };
   if (panel_count == 2) return run.template operator()<2>();

@@ -10,7 +10,7 @@ namespace {
 
 template <int S, int O>
 void tile(const Panel* panels, int panel_count, int valid, const TileActivations& x, int64_t r0, int nr, float* y,
-          int64_t ldy, int64_t o0, const float* residual) {
+          int64_t ldy, int64_t o0, const float* residual, L2Stream* ahead) {
   // Activation groups are the finer of S and O: S / F of them per scale group.
   constexpr int F = O == 16 ? 16 : S;
   const int64_t groups = x.k / F;
@@ -20,6 +20,7 @@ void tile(const Panel* panels, int panel_count, int valid, const TileActivations
       for (int64_t r = r0; r < r0 + nr; ++r) {
         float acc = 0.0f;
         for (int64_t g = 0; g < x.k / S; ++g) {
+          if (ahead) ahead->step();
           const TileGroup* xg = x.group + r * groups + g * (S / F);
           int32_t t = 0;
           for (int h = 0; h < S / F; ++h) t += xg[h].bias;
