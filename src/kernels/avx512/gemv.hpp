@@ -638,18 +638,3 @@ struct KPanel {
 }  // namespace
 }  // namespace ggufmm::kernels::avx512
 // ---- end of the K-quants
-
-namespace ggufmm::kernels::avx512 {
-namespace {
-
-// The 16 grid words of a codebook with 4 values per word (IQ3_XXS, IQ3_S): one chunk of 64 values, by scalar
-// loads as grid_runs.
-template <class Index>
-inline __m512i grid_words(const uint32_t* grid, Index index) {
-  const auto word = [&](int j) { return static_cast<int>(grid[index(j)]); };
-  return _mm512_setr_epi32(word(0), word(1), word(2), word(3), word(4), word(5), word(6), word(7), word(8), word(9),
-                           word(10), word(11), word(12), word(13), word(14), word(15));
-}
-
-}  // namespace
-}  // namespace ggufmm::kernels::avx512

@@ -1,10 +1,11 @@
-// IQ3_S x int8 activations, AVX-512 VNNI: the codebook step (Grid8Step) with 16 grid words of 4 values
-// per chunk of 64, loaded one by one.
+// IQ3_S x int8 activations, AVX-512 VNNI: the codebook step (Grid8Step), its grid words looked up as 16-bit
+// codes in registers (grid_codes.hpp).
 #include <cstring>
 
 #include "format/blocks.hpp"
 #include "format/iq_tables.hpp"
 #include "kernels/avx512/gemv.hpp"
+#include "kernels/avx512/grid_codes.hpp"
 #include "kernels/avx512/kernels.hpp"
 
 namespace ggufmm::kernels::avx512 {
@@ -19,15 +20,19 @@ class IQ3S {
   static constexpr int kScaleValues = 32;
   static constexpr int kPairings = 2;  // magnitudes of at most 15: 8 products fit int16
 
-  explicit IQ3S(const Block& b) : b_(b) {}
+  explicit IQ3S(const Block& b) : b_(b) {
+    for (int p = 0; p < 2; ++p) {
+      // The ninth bit of run j's index is bit j of these 4 bytes of qh.
+      uint32_t high;
+      std::memcpy(&high, b_.qh + 4 * p, sizeof high);
+      const __m512i low = _mm512_cvtepu8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b_.qs + 32 * p)));
+      codes_[p] = kCodes.lookup(_mm512_mask_add_epi16(low, _cvtu32_mask32(high), low, _mm512_set1_epi16(0x100)));
+    }
+  }
 
   template <int C>
   __m512i weights() const {
-    // One high index bit per run in qh, run j's at bit j of these two bytes, moved up to bit 8.
-    uint16_t high;
-    std::memcpy(&high, b_.qh + 2 * C, sizeof high);
-    const uint32_t shifted = uint32_t{high} << 8;
-    return grid_words(format::kIQ3SGrid, [&](int j) { return b_.qs[16 * C + j] | (shifted >> j & 0x100); });
+    return kCodes.values<C % 2>(codes_[C / 2]);
   }
   template <int C>
   __mmask64 negative() const {
@@ -46,7 +51,11 @@ class IQ3S {
   __m256 unit() const { return _mm256_cvtph_ps(_mm_set1_epi16(static_cast<short>(b_.d))); }
 
  private:
+  static constexpr uint8_t kLevels[8] = {1, 3, 5, 7, 9, 11, 13, 15};
+  static inline const GridCodes<512> kCodes{format::kIQ3SGrid, kLevels};
+
   const Block& b_;
+  __m512i codes_[2];  // of chunk pairs 0-1 and 2-3
 };
 
 }  // namespace

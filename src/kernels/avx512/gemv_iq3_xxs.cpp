@@ -1,10 +1,11 @@
-// IQ3_XXS x int8 activations, AVX-512 VNNI: the codebook step (Grid8Step) with 16 grid words of 4 values
-// per chunk of 64, loaded one by one.
+// IQ3_XXS x int8 activations, AVX-512 VNNI: the codebook step (Grid8Step), its grid words looked up as
+// 16-bit codes in registers (grid_codes.hpp).
 #include <cstring>
 
 #include "format/blocks.hpp"
 #include "format/iq_tables.hpp"
 #include "kernels/avx512/gemv.hpp"
+#include "kernels/avx512/grid_codes.hpp"
 #include "kernels/avx512/kernels.hpp"
 
 namespace ggufmm::kernels::avx512 {
@@ -21,11 +22,15 @@ class IQ3XXS {
 
   explicit IQ3XXS(const Block& b) : qs_(b.qs), d_(b.d) {
     words_ = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs + kIndices));
+    for (int p = 0; p < 2; ++p) {
+      const __m256i indices = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs + 32 * p));
+      codes_[p] = kCodes.lookup(_mm512_cvtepu8_epi16(indices));
+    }
   }
 
   template <int C>
   __m512i weights() const {
-    return grid_words(format::kIQ3XXSGrid, [&](int j) { return qs_[16 * C + j]; });
+    return kCodes.values<C % 2>(codes_[C / 2]);
   }
   template <int C>
   __mmask64 negative() const {
@@ -50,10 +55,13 @@ class IQ3XXS {
 
  private:
   static constexpr int kIndices = 64;
+  static constexpr uint8_t kLevels[8] = {4, 12, 20, 28, 36, 44, 52, 62};
+  static inline const GridCodes<256> kCodes{format::kIQ3XXSGrid, kLevels};
 
   const uint8_t* qs_;
   uint16_t d_;
   __m256i words_;
+  __m512i codes_[2];  // of chunk pairs 0-1 and 2-3
 };
 
 }  // namespace
