@@ -95,6 +95,23 @@ TEST(TiledPanels, RandomQ3KBlocksReproduceDequant) {
   }
 }
 
+// The codebook formats' panels decode through their gemv kernels' grid lookups (at AVX-512, IQ3's in registers,
+// as 16-bit codes made from the grid): random codes over 1024 blocks use every grid entry, where a golden file
+// may not, and every level's panels are the format's dequantization all the same.
+TEST(TiledPanels, RandomCodebookBlocksReproduceDequant) {
+  constexpr int64_t kRows = kernels::kPanelRows, kK = 64 * format::kQK_K;
+  for (const Type type : {Type::IQ2_XXS, Type::IQ2_XS, Type::IQ2_S, Type::IQ3_XXS, Type::IQ3_S, Type::IQ1_S, Type::IQ1_M}) {
+    std::mt19937 rng(5);
+    const std::vector<uint8_t> bytes = test::random_weight(type, kRows, kK, rng);
+    const Weight w{.type = type, .k = kK, .m = kRows, .data = bytes.data()};
+    std::vector<float> want(static_cast<size_t>(kRows * kK));
+    format::find(type)->dequantize(bytes.data(), want.data(), kRows * kK);
+    for (const Isa isa : runtime::supported_isas()) {
+      EXPECT_EQ(panel_mismatches(w, want, kK, isa), 0u) << type_info(type)->name << " " << runtime::isa_name(isa);
+    }
+  }
+}
+
 // Every panel of the golden weight, packed at every level, is ggml's dequantization, and every level finds the
 // panels' shape (grouping, offsets) that the portable decoders do, or groups scales more coarsely where it folds
 // them into the codes (Q3_K at AVX-512).
