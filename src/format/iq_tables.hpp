@@ -7,6 +7,8 @@
 #include <bit>
 #include <cstdint>
 
+#include "format/iq3_grids.hpp"
+
 namespace ggufmm::format {
 
 // IQ2 lattices: 8 magnitudes per entry, each byte one of 0x08, 0x19, 0x2b (scaled by 1/4 on use).
@@ -14,9 +16,8 @@ extern const uint64_t kIQ2XXSGrid[256];  // IQ2_XXS: 8-bit index
 extern const uint64_t kIQ2XSGrid[512];   // IQ2_XS: 9-bit index
 extern const uint64_t kIQ2SGrid[1024];   // IQ2_S: 10-bit index
 
-// IQ3 lattices: 4 magnitudes per entry.
-extern const uint32_t kIQ3XXSGrid[256];  // IQ3_XXS: bytes in {4, 12, 20, ..., 52, 62}
-extern const uint32_t kIQ3SGrid[512];    // IQ3_S: odd bytes 1..15
+// IQ3 lattices: 4 magnitudes per entry (iq3_grids.hpp). kIQ3XXSGrid[256], IQ3_XXS: bytes in {4, 12, 20, ..., 52,
+// 62}; kIQ3SGrid[512], IQ3_S: odd bytes 1..15.
 
 // IQ1_S and IQ1_M: 8 signed values per entry, each byte an int8 in {-1, 0, +1}; 11-bit index.
 extern const uint64_t kIQ1SGrid[2048];

@@ -10,7 +10,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 
 #include "kernels/avx512/gemv.hpp"
 
@@ -26,9 +25,10 @@ struct GridCodes {
   alignas(64) uint16_t code[N];
   uint64_t level_bytes;  // level l's value in byte l
 
-  // grid[e] holds value v of entry e in byte v, each byte one of levels.
-  GridCodes(const uint32_t (&grid)[N], const uint8_t (&levels)[8]) : code{} {
-    std::memcpy(&level_bytes, levels, sizeof level_bytes);
+  // grid[e] holds value v of entry e in byte v, each byte one of levels. Evaluated at compile time, so that the
+  // tables are constants, ready before any static initializer can call a kernel.
+  constexpr GridCodes(const uint32_t (&grid)[N], const uint8_t (&levels)[8]) : code{}, level_bytes{} {
+    for (int l = 0; l < 8; ++l) level_bytes |= uint64_t{levels[l]} << 8 * l;
     for (size_t e = 0; e < N; ++e) {
       for (int v = 0; v < 4; ++v) {
         const auto byte = static_cast<uint8_t>(grid[e] >> 8 * v);
