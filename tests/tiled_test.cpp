@@ -100,7 +100,8 @@ TEST(TiledPanels, RandomQ3KBlocksReproduceDequant) {
 // may not, and every level's panels are the format's dequantization all the same.
 TEST(TiledPanels, RandomCodebookBlocksReproduceDequant) {
   constexpr int64_t kRows = kernels::kPanelRows, kK = 64 * format::kQK_K;
-  for (const Type type : {Type::IQ2_XXS, Type::IQ2_XS, Type::IQ2_S, Type::IQ3_XXS, Type::IQ3_S, Type::IQ1_S, Type::IQ1_M}) {
+  for (const Type type :
+       {Type::IQ2_XXS, Type::IQ2_XS, Type::IQ2_S, Type::IQ3_XXS, Type::IQ3_S, Type::IQ1_S, Type::IQ1_M}) {
     std::mt19937 rng(5);
     const std::vector<uint8_t> bytes = test::random_weight(type, kRows, kK, rng);
     const Weight w{.type = type, .k = kK, .m = kRows, .data = bytes.data()};
