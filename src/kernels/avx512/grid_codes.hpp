@@ -22,7 +22,7 @@ namespace {
 // v's level in its low nibble (and bit 7 clear, as vpshufb needs).
 template <size_t N>
 struct GridCodes {
-  static_assert(N % 64 == 0);
+  static_assert(N >= 64 && ((N / 64) & (N / 64 - 1)) == 0);  // parts of 64 entries, a power of two
   alignas(64) uint16_t code[N];
   uint64_t level_bytes;  // level l's value in byte l
 
