@@ -37,9 +37,10 @@ struct MulMatIdCall {
 
 // Calls part(r0, n) for `rows` rows cut into as few runs of at most `most` as they need, of balanced heights
 // (8 rows at most 7: 4 + 4, not 7 + 1, whose short run would cost nearly as much as the long one).
+inline int64_t balanced_run_count(int64_t rows, int most) { return (rows + most - 1) / most; }
 template <class Part>
 void balanced_runs(int64_t rows, int most, Part part) {
-  const int64_t runs = (rows + most - 1) / most;
+  const int64_t runs = balanced_run_count(rows, most);
   for (int64_t i = 0, r0 = 0; i < runs; ++i) {
     const int n = static_cast<int>(rows / runs + (i < rows % runs ? 1 : 0));
     part(r0, n);
