@@ -10,8 +10,12 @@
 namespace ggufmm::runtime {
 namespace {
 
-// Blocks from this size up are kept when freed; smaller ones come from the allocator's own free lists.
-constexpr std::size_t kLarge = std::size_t{64} << 10;
+// Blocks from this size up are kept when freed; smaller ones come from the allocator's own free lists. Not 64 KiB:
+// an expert call makes a block or two of 4 to 64 KiB per expert (its rows, its outputs), megabytes together, which
+// malloc took from the top of its heap and, once they were all freed, gave back to the system, so that every call
+// faulted them in afresh (128x768 experts at 128 tokens: 20 ms a call against 9.6 once kept here; which calls hit it
+// depended on malloc's history, such as the sizes asked by calls before).
+constexpr std::size_t kLarge = std::size_t{4} << 10;
 
 // Large requests round up to one of 8 sizes per power of two (at most 12.5 % more), so that a block freed by one
 // call fits the next call's request of a similar size.
