@@ -35,9 +35,11 @@ struct MulMatIdCall {
   runtime::Isa isa = runtime::active_isa();
 };
 
+// How many runs balanced_runs cuts `rows` rows into: as few of at most `most` as they need.
+inline int64_t balanced_run_count(int64_t rows, int most) { return (rows + most - 1) / most; }
+
 // Calls part(r0, n) for `rows` rows cut into as few runs of at most `most` as they need, of balanced heights
 // (8 rows at most 7: 4 + 4, not 7 + 1, whose short run would cost nearly as much as the long one).
-inline int64_t balanced_run_count(int64_t rows, int most) { return (rows + most - 1) / most; }
 template <class Part>
 void balanced_runs(int64_t rows, int most, Part part) {
   const int64_t runs = balanced_run_count(rows, most);
