@@ -18,6 +18,7 @@
 #include <utility>
 
 #include "kernels/avx512/panel_rows.hpp"
+#include "kernels/avx512/weight_loads.hpp"
 #include "kernels/kernels.hpp"
 
 namespace ggufmm::kernels::avx512 {

@@ -37,6 +37,7 @@
 #include <utility>
 
 #include "kernels/avx512/panel_rows.hpp"
+#include "kernels/avx512/weight_loads.hpp"
 #include "kernels/group_rows.hpp"
 #include "kernels/kernels.hpp"
 
@@ -405,94 +406,73 @@ void gemv_groups(const uint8_t* w, size_t row_bytes, int64_t m0, int64_t m1, con
   });
 }
 
-// ---- Gathering a unit of four 32-value blocks into lanes.
+// ---- Gathering a unit of four 32-value blocks into lanes, with narrow loads (weight_loads.hpp).
 
-// Two 64-byte windows of a unit, at byte offsets a and b, from which one two-source dword permute picks four runs
-// of 16 bytes (one per lane); a < 0 where no such pair exists.
-struct RunWindows {
-  int a = -1, b = -1;
-};
-constexpr bool run_fits(int run, int window, int unit_bytes) {
-  return window >= 0 && window + 64 <= unit_bytes && run >= window && run + 16 <= window + 64 && (run - window) % 4 == 0;
+// Four runs of 16 bytes at the given byte offsets of a unit, run g in lane g.
+template <int R0, int R1, int R2, int R3>
+inline __m512i gather_runs16(const uint8_t* p) {
+  const auto run = [p](int at) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + at)); };
+  __m512i v = _mm512_castsi128_si512(run(R0));
+  v = _mm512_inserti32x4(v, run(R1), 1);
+  v = _mm512_inserti32x4(v, run(R2), 2);
+  return _mm512_inserti32x4(v, run(R3), 3);
 }
-constexpr RunWindows plan_runs(const int (&runs)[4], int unit_bytes) {
-  for (int a = 0; a + 64 <= unit_bytes; ++a) {
-    for (int b = a; b + 64 <= unit_bytes; ++b) {
-      bool all = true;
-      for (const int run : runs) all = all && (run_fits(run, a, unit_bytes) || run_fits(run, b, unit_bytes));
-      if (all) return {a, b};
+
+// Where gather_halves finds its f16 values: two windows, the first at the lowest value and the second ending with
+// the highest, of 32 bytes where those hold them all, else of 64 (Q8_0's scales lie 34 bytes apart).
+template <int N>
+struct HalfWindows {
+  int bytes = 0, first = 0, second = 0;
+  bool in_first[N] = {};
+};
+template <int N>
+constexpr HalfWindows<N> plan_halves(const int (&at)[N]) {
+  int low = at[0], high = at[0];
+  for (const int a : at) low = a < low ? a : low, high = a > high ? a : high;
+  for (const int bytes : {32, 64}) {
+    HalfWindows<N> w{bytes, low, high + 2 - bytes, {}};
+    bool all = true;
+    for (int i = 0; i < N; ++i) {
+      w.in_first[i] = at[i] + 2 <= w.first + bytes;
+      all = all && (w.in_first[i] || at[i] >= w.second);
     }
+    if (all) return w;
   }
   return {};
 }
-
-// The dword permute index of plan_runs: dword j of lane g from window a where run g fits it, else from window b.
-constexpr Index<int, 16> run_index(const int (&runs)[4], RunWindows w, int unit_bytes) {
-  Index<int, 16> idx{};
-  for (int g = 0; g < 4; ++g) {
-    for (int j = 0; j < 4; ++j) {
-      idx.v[4 * g + j] = run_fits(runs[g], w.a, unit_bytes) ? (runs[g] - w.a) / 4 + j : 16 + (runs[g] - w.b) / 4 + j;
-    }
-  }
-  return idx;
-}
-
-// Four runs of 16 bytes at the given byte offsets of a unit, run g in lane g.
-template <int kUnitBytes, int R0, int R1, int R2, int R3>
-inline __m512i gather_runs16(const uint8_t* p) {
-  static constexpr int kRuns[4] = {R0, R1, R2, R3};
-  static constexpr RunWindows kPlan = plan_runs(kRuns, kUnitBytes);
-  if constexpr (kPlan.a >= 0) {
-    static constexpr Index<int, 16> kIdx = run_index(kRuns, kPlan, kUnitBytes);
-    return _mm512_permutex2var_epi32(_mm512_loadu_si512(p + kPlan.a), _mm512_load_si512(kIdx.v),
-                                     _mm512_loadu_si512(p + kPlan.b));
-  } else {
-    const auto run = [p](int at) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + at)); };
-    __m512i v = _mm512_castsi128_si512(run(R0));
-    v = _mm512_inserti32x4(v, run(R1), 1);
-    v = _mm512_inserti32x4(v, run(R2), 2);
-    return _mm512_inserti32x4(v, run(R3), 3);
-  }
-}
-
-// Where gather_halves finds four halves: a first window at the first half, and where it does not reach the last,
-// a second window ending with it.
-struct HalfWindows {
-  int first, second;
-  bool in_first[4];
-};
-constexpr HalfWindows plan_halves(const int (&at)[4]) {
-  HalfWindows w{at[0], at[3] + 2 - 64, {}};
-  for (int g = 0; g < 4; ++g) w.in_first[g] = at[g] + 2 <= w.first + 64;
-  return w;
-}
-constexpr Index<short, 32> half_index(const int (&at)[4], HalfWindows w) {
+// The word permute index: words 16f + 4g..16f + 4g + 3 take value 4f + g, from the first window or (index 32 on)
+// the second.
+template <int N>
+constexpr Index<short, 32> half_index(const int (&at)[N], HalfWindows<N> w) {
   Index<short, 32> idx{};
-  for (int l = 0; l < 16; ++l) {
-    const int g = l / 4;
-    idx.v[l] = static_cast<short>((at[g] - (w.in_first[g] ? w.first : w.second)) / 2);
+  for (int l = 0; l < 4 * N; ++l) {
+    const int i = l / 4;
+    idx.v[l] = static_cast<short>(w.in_first[i] ? (at[i] - w.first) / 2 : 32 + (at[i] - w.second) / 2);
   }
   return idx;
 }
 
-// Four f16 values at the given (even, increasing) byte offsets of a unit, converted and spread over 4 lanes each:
-// value g in lanes 4g..4g+3. One word permute where a 64-byte window holds all four, else two.
-template <int kUnitBytes, int H0, int H1, int H2, int H3>
-inline __m512 gather_halves(const uint8_t* p) {
-  static constexpr int kAt[4] = {H0, H1, H2, H3};
-  static constexpr HalfWindows kPlan = plan_halves(kAt);
+// Four or eight f16 values at the given (even) byte offsets of a unit, converted and spread over 4 lanes each:
+// value 4f + g in lanes 4g..4g+3 of out[f]. One two-source word permute of two windows.
+template <int... H>
+inline void gather_halves(const uint8_t* p, __m512 (&out)[sizeof...(H) / 4]) {
+  constexpr int kN = sizeof...(H);
+  static constexpr int kAt[kN] = {H...};
+  static constexpr HalfWindows<kN> kPlan = plan_halves(kAt);
   static constexpr Index<short, 32> kIdx = half_index(kAt, kPlan);
-  static_assert(H0 % 2 == 0 && H1 % 2 == 0 && H2 % 2 == 0 && H3 % 2 == 0 && H0 < H1 && H1 < H2 && H2 < H3);
-  static_assert(kPlan.first + 64 <= kUnitBytes && H3 + 2 <= kUnitBytes);
-  const __m512i idx = _mm512_load_si512(kIdx.v);
-  __m512i halves = _mm512_permutexvar_epi16(idx, _mm512_loadu_si512(p + kPlan.first));
-  if constexpr (!kPlan.in_first[3]) {
-    static_assert(kPlan.in_first[0] && kPlan.second >= 0 && (kPlan.in_first[1] || H1 >= kPlan.second) &&
-                  (kPlan.in_first[2] || H2 >= kPlan.second));
-    constexpr __mmask32 kFromSecond = (kPlan.in_first[1] ? 0 : 0xf0) | (kPlan.in_first[2] ? 0 : 0xf00) | 0xf000;
-    halves = _mm512_mask_permutexvar_epi16(halves, kFromSecond, idx, _mm512_loadu_si512(p + kPlan.second));
-  }
-  return _mm512_cvtph_ps(_mm512_castsi512_si256(halves));
+  static_assert((kN == 4 || kN == 8) && ((H % 2 == 0) && ...));
+  static_assert(kPlan.bytes > 0, "values too far apart for two windows");
+  const auto window = [p](int at) {
+    if constexpr (kPlan.bytes == 32) {
+      return _mm512_zextsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + at)));
+    } else {
+      return _mm512_loadu_si512(p + at);
+    }
+  };
+  const __m512i words = _mm512_permutex2var_epi16(window(kPlan.first), _mm512_load_si512(kIdx.v),
+                                                  window(kPlan.second));
+  out[0] = _mm512_cvtph_ps(_mm512_castsi512_si256(words));
+  if constexpr (kN == 8) out[1] = _mm512_cvtph_ps(_mm512_extracti64x4_epi64(words, 1));
 }
 
 // Low and high nibbles of 16 code bytes per lane: values 0-15 and 16-31 of each block.
@@ -542,12 +522,18 @@ struct Legacy32 {
 
     explicit Unit(const uint8_t* p) {
       constexpr int q = offsetof(Block, qs), d = offsetof(Block, d), b = kBlockBytes;
-      split_nibbles(gather_runs16<kUnitBytes, q, q + b, q + 2 * b, q + 3 * b>(p), w.lo, w.hi);
+      split_nibbles(gather_runs16<q, q + b, q + 2 * b, q + 3 * b>(p), w.lo, w.hi);
       if constexpr (kHasFifthBit) add_fifth_bits<kBlockBytes, offsetof(Block, qh)>(p, w.lo, w.hi);
-      w.scale = gather_halves<kUnitBytes, d, d + b, d + 2 * b, d + 3 * b>(p);
       if constexpr (kHasMin) {
         constexpr int m = offsetof(Block, m);
-        w.min = gather_halves<kUnitBytes, m, m + b, m + 2 * b, m + 3 * b>(p);
+        __m512 factors[2];
+        gather_halves<d, d + b, d + 2 * b, d + 3 * b, m, m + b, m + 2 * b, m + 3 * b>(p, factors);
+        w.scale = factors[0];
+        w.min = factors[1];
+      } else {
+        __m512 scales[1];
+        gather_halves<d, d + b, d + 2 * b, d + 3 * b>(p, scales);
+        w.scale = scales[0];
       }
     }
     template <int S>

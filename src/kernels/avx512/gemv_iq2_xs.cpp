@@ -23,7 +23,7 @@ struct IQ2XS {
   Scratch& m;
 
   IQ2XS(const Block& block, Scratch& scratch) : b(block), m(scratch) {
-    const __m512i q = _mm512_loadu_si512(b.qs);
+    const __m512i q = load_weights_512(b.qs);
     _mm256_store_si256(reinterpret_cast<__m256i*>(m.signs), complete_signs(_mm512_cvtepi16_epi8(_mm512_srli_epi16(q, 9))));
     asm("" : "+m"(m.signs));  // keeps the loads below
   }

@@ -26,7 +26,7 @@ struct IQ2XXS {
   IQ2XXS(const Block& block, Scratch& scratch) : b(block), m(scratch) {
     // Each group is a word of four index bytes, then the aux word: collect the aux words.
     aux = _mm512_castsi512_si256(_mm512_permutexvar_epi32(_mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 0, 0, 0, 0, 0, 0, 0, 0),
-                                                          _mm512_loadu_si512(b.qs)));
+                                                          load_weights_512(b.qs)));
     // The four 7-bit fields of each aux word into its four bytes: fields 2-3 up to the high half, then fields 1
     // and 3 up to their own byte.
     const __m256i halves = _mm256_ternarylogic_epi32(_mm256_set1_epi32(0xffff), aux, _mm256_slli_epi32(aux, 2), 0xca);

@@ -26,14 +26,13 @@ struct IQ4NL {
     return p + g * sizeof(format::BlockIQ4_NL) + offsetof(format::BlockIQ4_NL, qs);
   }
 
-  // Word permutes over the unit's first 64 bytes (a) and its bytes 8-71 (b), whose word i is the unit's i + 4.
+  // Word permutes over the unit's first 64 bytes and its last 8 (words 32-35), as one 128-byte table.
   // Codes, transposed: dword 4L + g holds code bytes 4L..4L+3 of block g, unit words 9g + 1 + 2L and the next.
   static __m512i code_words() {
     alignas(64) int16_t index[32];
     for (int e = 0; e < 16; ++e) {
       for (int h = 0; h < 2; ++h) {
-        const int word = kBlockWords * (e % 4) + 1 + 2 * (e / 4) + h;
-        index[2 * e + h] = static_cast<int16_t>(word < 32 ? word : 32 + word - 4);
+        index[2 * e + h] = static_cast<int16_t>(kBlockWords * (e % 4) + 1 + 2 * (e / 4) + h);
       }
     }
     return _mm512_load_si512(index);
@@ -46,8 +45,9 @@ struct IQ4NL {
   }
 
   static void decode_at(const uint8_t* p, NibbleWeights (&w)[kSteps]) {
-    const __m512i a = _mm512_loadu_si512(p);
-    w[0].codes = _mm512_permutex2var_epi16(a, code_words(), _mm512_loadu_si512(p + 8));
+    const __m512i a = load_weights_512(p);
+    const __m512i last = _mm512_zextsi128_si512(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p + 64)));
+    w[0].codes = _mm512_permutex2var_epi16(a, code_words(), last);
     const __m512i halves = _mm512_permutexvar_epi16(scale_words(), a);
     w[0].scale = _mm512_cvtph_ps(_mm512_castsi512_si256(halves));
   }

@@ -25,10 +25,14 @@ struct IQ4XS {
 
   static void decode(const uint8_t* row, int64_t u, NibbleWeights (&w)[kSteps]) {
     const auto& b = reinterpret_cast<const format::BlockIQ4_XS*>(row)[u];
-    // Groups 0-3 and 4-7 are 64 contiguous code bytes each: transpose their dwords (dword 4L + g from 4g + L).
-    const __m512i transpose = _mm512_set_epi32(15, 11, 7, 3, 14, 10, 6, 2, 13, 9, 5, 1, 12, 8, 4, 0);
-    w[0].codes = _mm512_permutexvar_epi32(transpose, _mm512_loadu_si512(b.qs));
-    w[1].codes = _mm512_permutexvar_epi32(transpose, _mm512_loadu_si512(b.qs + 64));
+    // Groups 0-3 and 4-7 are 64 contiguous code bytes each, read as two halves (weight_loads.hpp): transpose their
+    // dwords (dword 4L + g from 4g + L, the second half's 8 at index 16 on).
+    const __m512i transpose = _mm512_set_epi32(23, 19, 7, 3, 22, 18, 6, 2, 21, 17, 5, 1, 20, 16, 4, 0);
+    const auto half = [&](int at) {
+      return _mm512_zextsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs + at)));
+    };
+    w[0].codes = _mm512_permutex2var_epi32(half(0), transpose, half(32));
+    w[1].codes = _mm512_permutex2var_epi32(half(64), transpose, half(96));
     // Each step's 4 scales repeated in every 128-bit lane: broadcast loads through memory cost no shuffles (the
     // empty asm keeps the compiler from turning them back into register shuffles).
     alignas(32) float scales[8];

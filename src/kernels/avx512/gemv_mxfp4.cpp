@@ -26,7 +26,7 @@ struct MXFP4 {
 
     explicit Unit(const uint8_t* p) {
       constexpr int q = offsetof(format::BlockMXFP4, qs), b = kBlockBytes;
-      split_nibbles(gather_runs16<kUnitBytes, q, q + b, q + 2 * b, q + 3 * b>(p), w.lo, w.hi);
+      split_nibbles(gather_runs16<q, q + b, q + 2 * b, q + 3 * b>(p), w.lo, w.hi);
       const __m128i levels = _mm_loadu_si128(reinterpret_cast<const __m128i*>(format::kMXFP4Values));
       const __m512i table = _mm512_broadcast_i32x4(_mm_add_epi8(levels, _mm_set1_epi8(kLevelBias)));
       w.lo = _mm512_shuffle_epi8(table, w.lo);
@@ -39,7 +39,7 @@ struct MXFP4 {
       constexpr auto top = [](int g) { return static_cast<int>(static_cast<unsigned>(g) << 24 | 0x808080u); };
       const __m512i lane_top = _mm512_set_epi32(top(3), top(3), top(3), top(3), top(2), top(2), top(2), top(2), top(1),
                                                 top(1), top(1), top(1), top(0), top(0), top(0), top(0));
-      const __m512i bits = _mm512_srli_epi32(_mm512_shuffle_epi8(_mm512_loadu_si512(p), lane_top), 1);
+      const __m512i bits = _mm512_srli_epi32(_mm512_shuffle_epi8(load_weights_512(p), lane_top), 1);
       const __m512 power = _mm512_castsi512_ps(_mm512_max_epi32(bits, _mm512_set1_epi32(0x00400000)));
       w.scale = _mm512_mul_ps(power, _mm512_set1_ps(0.5f));
     }

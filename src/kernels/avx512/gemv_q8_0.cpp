@@ -35,7 +35,9 @@ struct Q8_0 {
       const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));
       w.lo = _mm512_xor_si512(_mm512_shuffle_i64x2(a, c, 0x88), flip);
       w.hi = _mm512_xor_si512(_mm512_shuffle_i64x2(a, c, 0xdd), flip);
-      w.scale = gather_halves<kUnitBytes, 0, b, 2 * b, 3 * b>(p);
+      __m512 scales[1];
+      gather_halves<0, b, 2 * b, 3 * b>(p, scales);
+      w.scale = scales[0];
     }
     template <int S>
     const StepWeights& step() const {
