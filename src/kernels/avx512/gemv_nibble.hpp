@@ -11,8 +11,8 @@
 // The table holds the levels plus a bias that makes them unsigned for the u8 x s8 dot product; the bias times
 // the group's activation code sum is taken off by seeding the integer sums (NibbleParams::bias).
 //
-// Two weight rows are taken per pass, so that each activation load serves both, and the weight is prefetched
-// well ahead (iq4.hpp). A format supplies:
+// Long weight rows are taken two per pass (paired_rows), so that each activation load serves both, and the weight
+// is prefetched well ahead (iq4.hpp). A format supplies:
 //
 //   struct Format {
 //     static constexpr int kUnitValues;  // values per unit: a multiple of 128 (a super-block, or 4 blocks)
@@ -204,10 +204,8 @@ void gemv_nibble_pass(const uint8_t* w, size_t row_bytes, int64_t o, const Nibbl
 template <class F, int NR>
 void gemv_nibble_rows(const uint8_t* w, size_t row_bytes, int64_t m0, int64_t m1, const NibbleActs& x, int64_t k,
                       float* y, int64_t ldy, const float* residual) {
-  constexpr int kPass = 2;
-  int64_t o = m0;
-  for (; o + kPass <= m1; o += kPass) gemv_nibble_pass<F, NR, kPass>(w, row_bytes, o, x, k, y, ldy, residual);
-  if (o < m1) gemv_nibble_pass<F, NR, 1>(w, row_bytes, o, x, k, y, ldy, residual);
+  paired_rows<true>(m0, m1, row_bytes,
+                    [&]<int W>(int64_t o) { gemv_nibble_pass<F, NR, W>(w, row_bytes, o, x, k, y, ldy, residual); });
 }
 
 template <class F>
