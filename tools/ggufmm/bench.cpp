@@ -322,10 +322,10 @@ struct Case {
 
 BenchResult time_matmul(const Case& c, const MachineLimits& machine) {
   std::vector<float> y(static_cast<size_t>(c.n * c.subject.m));
-  const std::vector<double> times = time_repeats([&](size_t repeat) {
+  const std::vector<Repeat> repeats = time_repeats([&](size_t repeat) {
     matmul(c.weight(repeat), c.x.data(), c.n, y.data(), nullptr, {.path = c.path, .threads = c.threads});
   });
-  return result_of(c.subject, c.n, 1, std::nullopt, c.path, times[median_repeat(times)], machine);
+  return result_of(c.subject, c.n, 1, std::nullopt, c.path, median_repeat(repeats).seconds, machine);
 }
 
 // The experts are drawn again before every repeat, so that each one reads a fresh set of them as decoding does,
@@ -333,8 +333,8 @@ BenchResult time_matmul(const Case& c, const MachineLimits& machine) {
 BenchResult time_mul_mat_id(const Case& c, Routing routing, std::mt19937& rng, const MachineLimits& machine) {
   std::vector<float> y(static_cast<size_t>(c.n * c.subject.top_k * c.subject.m));
   std::vector<int32_t> ids;
-  std::vector<int64_t> touched;  // experts read, per repeat
-  const std::vector<double> times = time_repeats(
+  std::vector<int64_t> touched;  // experts read, per call
+  const std::vector<Repeat> repeats = time_repeats(
       [&](size_t repeat) {
         mul_mat_id(c.weight(repeat), c.x.data(), c.n, 1, ids.data(), c.subject.top_k, y.data(), nullptr,
                    {.path = c.path, .threads = c.threads});
@@ -343,8 +343,8 @@ BenchResult time_mul_mat_id(const Case& c, Routing routing, std::mt19937& rng, c
         ids = route(c.subject, c.n, routing, rng);
         touched.push_back(distinct_count(ids));
       });
-  const size_t median = median_repeat(times);
-  return result_of(c.subject, c.n, touched[median], routing, c.path, times[median], machine);
+  const Repeat& median = median_repeat(repeats);
+  return result_of(c.subject, c.n, touched[median.number], routing, c.path, median.seconds, machine);
 }
 
 struct Measurements {

@@ -103,16 +103,16 @@ void calibrate(const Settings& s) {
       for (float& v : x) v = normal(rng);
       auto seconds = [&](Path path, int64_t n) {
         progress.show(fmt::format("{} {}x{}: {} rows, {}", t->name, c.m, c.k, n, path_name(path)));
-        const std::vector<double> times = time_repeats(
+        const std::vector<Repeat> repeats = time_repeats(
             [&](size_t) { matmul(w, x.data(), n, y.data(), nullptr, {.path = path, .threads = s.threads}); });
-        return times[median_repeat(times)];
+        return median_repeat(repeats).seconds;
       };
       PathCrossover found{t->type, c.large, 0, 0};
       found.tiled_from = crossover(ladder, [&](int64_t n) { return seconds(Path::Tiled, n) <= seconds(Path::Gemv, n); });
       if (s.dense) {
         found.dense_from = crossover(ladder, [&](int64_t n) {
           const Path best = n < found.tiled_from ? Path::Gemv : Path::Tiled;
-          return seconds(Path::Dense, n) < seconds(best, n);  // the median leaves out the repeat that made the copy
+          return seconds(Path::Dense, n) < seconds(best, n);  // the copy is made by a warm-up call, or the median leaves that call out
         });
         clear_dense_cache();
       }

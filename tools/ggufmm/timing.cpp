@@ -12,6 +12,8 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+constexpr double kWarmupSeconds = 0.2;
+constexpr double kSlowCallSeconds = 0.1;
 constexpr double kBudgetSeconds = 0.3;
 constexpr double kSlowCapSeconds = 1.0;
 constexpr size_t kMinRepeats = 3;
@@ -21,29 +23,39 @@ double seconds_since(Clock::time_point start) { return std::chrono::duration<dou
 
 }  // namespace
 
-std::vector<double> time_repeats(const std::function<void(size_t)>& timed, const std::function<void(size_t)>& prepare) {
-  std::vector<double> times;
-  const auto start = Clock::now();
-  for (;;) {
-    prepare(times.size());
+std::vector<Repeat> time_repeats(const std::function<void(size_t)>& timed, const std::function<void(size_t)>& prepare) {
+  std::vector<Repeat> repeats;
+  size_t number = 0;
+  const auto call = [&] {
+    prepare(number);
     const auto before = Clock::now();
-    timed(times.size());
-    times.push_back(seconds_since(before));
-    const double spent = seconds_since(start);
-    if (times.size() >= kMaxRepeats || spent >= kSlowCapSeconds ||
-        (times.size() >= kMinRepeats && spent >= kBudgetSeconds)) {
+    timed(number);
+    return Repeat{number++, seconds_since(before)};
+  };
+  auto start = Clock::now();
+  while (seconds_since(start) < kWarmupSeconds) {
+    const Repeat warm = call();
+    if (warm.number == 0 && warm.seconds >= kSlowCallSeconds) {
+      repeats.push_back(warm);  // too slow to repeat for a warm-up: timed
       break;
     }
   }
-  return times;
+  if (repeats.empty()) start = Clock::now();
+  const auto done = [&] {
+    const double spent = seconds_since(start);
+    return repeats.size() >= kMaxRepeats || (!repeats.empty() && spent >= kSlowCapSeconds) ||
+           (repeats.size() >= kMinRepeats && spent >= kBudgetSeconds);
+  };
+  while (!done()) repeats.push_back(call());
+  return repeats;
 }
 
-size_t median_repeat(const std::vector<double>& times) {
-  std::vector<size_t> order(times.size());
+const Repeat& median_repeat(const std::vector<Repeat>& repeats) {
+  std::vector<size_t> order(repeats.size());
   std::iota(order.begin(), order.end(), size_t{0});
   const auto middle = order.begin() + static_cast<ptrdiff_t>(order.size() / 2);
-  std::ranges::nth_element(order, middle, {}, [&](size_t repeat) { return times[repeat]; });
-  return *middle;
+  std::ranges::nth_element(order, middle, {}, [&](size_t i) { return repeats[i].seconds; });
+  return repeats[*middle];
 }
 
 Progress::Progress() : tty_(::isatty(STDERR_FILENO) != 0) {}

@@ -7,13 +7,24 @@
 
 namespace ggufmm::cli {
 
-// The times in seconds of timed(repeat), each after an untimed prepare(repeat): until 0.3 s have passed and at
-// least 3 calls ran, at most 200; a call so slow that the repeats reach 1 s stops there, after at least one.
-std::vector<double> time_repeats(const std::function<void(size_t)>& timed,
+// One timed call: its number among the calls of time_repeats, and its time.
+struct Repeat {
+  size_t number;
+  double seconds;
+};
+
+// Calls timed(r), each after an untimed prepare(r), for r = 0, 1, ... The calls of the first 0.2 s warm up,
+// untimed: the first call of a case pays for its scratch memory, and on a VM the calls after a pause (the bench
+// placing copies of a weight) ran slower for a few tenths of a second (Zen 5, experts at one token: 310-340 us
+// for the first case of a run, 200-210 with 0.2-1 s of warm-up; the same case run again 235). The peers'
+// harnesses time 1 s after their warm-up. A case whose first call takes 0.1 s or more times that call instead.
+// Then the timed calls: until 0.3 s have passed and at least 3 calls ran, at most 200; a call so slow that the
+// repeats reach 1 s stops there, after at least one.
+std::vector<Repeat> time_repeats(const std::function<void(size_t)>& timed,
                                  const std::function<void(size_t)>& prepare = [](size_t) {});
 
 // The repeat whose time is the median.
-size_t median_repeat(const std::vector<double>& times);
+const Repeat& median_repeat(const std::vector<Repeat>& repeats);
 
 // One line on stderr, rewritten in place; nothing unless stderr is a terminal. Cleared when it goes, error or not.
 class Progress {
