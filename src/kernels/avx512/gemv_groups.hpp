@@ -462,6 +462,7 @@ inline void gather_halves(const uint8_t* p, __m512 (&out)[sizeof...(H) / 4]) {
   static constexpr Index<short, 32> kIdx = half_index(kAt, kPlan);
   static_assert((kN == 4 || kN == 8) && ((H % 2 == 0) && ...));
   static_assert(kPlan.bytes > 0, "values too far apart for two windows");
+  static_assert(kPlan.second >= kPlan.first, "the windows read only bytes between the values");
   const auto window = [p](int at) {
     if constexpr (kPlan.bytes == 32) {
       return _mm512_zextsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + at)));
