@@ -13,6 +13,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 constexpr double kWarmupSeconds = 0.2;
+constexpr size_t kWarmupCalls = 1000;
 constexpr double kSlowCallSeconds = 0.1;
 constexpr double kBudgetSeconds = 0.3;
 constexpr double kSlowCapSeconds = 1.0;
@@ -33,7 +34,7 @@ std::vector<Repeat> time_repeats(const std::function<void(size_t)>& timed, const
     return Repeat{number++, seconds_since(before)};
   };
   auto start = Clock::now();
-  while (seconds_since(start) < kWarmupSeconds) {
+  while (number < kWarmupCalls && seconds_since(start) < kWarmupSeconds) {
     const Repeat warm = call();
     if (warm.number == 0 && warm.seconds >= kSlowCallSeconds) {
       repeats.push_back(warm);  // too slow to repeat for a warm-up: timed
