@@ -112,7 +112,8 @@ void calibrate(const Settings& s) {
       if (s.dense) {
         found.dense_from = crossover(ladder, [&](int64_t n) {
           const Path best = n < found.tiled_from ? Path::Gemv : Path::Tiled;
-          return seconds(Path::Dense, n) < seconds(best, n);  // the copy is made by a warm-up call, or the median leaves that call out
+          // The copy is made by a warm-up call, or the median leaves that call out.
+          return seconds(Path::Dense, n) < seconds(best, n);
         });
         clear_dense_cache();
       }

@@ -34,14 +34,12 @@ std::vector<Repeat> time_repeats(const std::function<void(size_t)>& timed, const
     return Repeat{number++, seconds_since(before)};
   };
   auto start = Clock::now();
-  while (number < kWarmupCalls && seconds_since(start) < kWarmupSeconds) {
-    const Repeat warm = call();
-    if (warm.number == 0 && warm.seconds >= kSlowCallSeconds) {
-      repeats.push_back(warm);  // too slow to repeat for a warm-up: timed
-      break;
-    }
+  if (const Repeat first = call(); first.seconds >= kSlowCallSeconds) {
+    repeats.push_back(first);  // too slow to repeat for a warm-up: timed
+  } else {
+    while (number < kWarmupCalls && seconds_since(start) < kWarmupSeconds) call();
+    start = Clock::now();
   }
-  if (repeats.empty()) start = Clock::now();
   const auto done = [&] {
     const double spent = seconds_since(start);
     return repeats.size() >= kMaxRepeats || (!repeats.empty() && spent >= kSlowCapSeconds) ||

@@ -428,7 +428,10 @@ struct HalfWindows {
 template <int N>
 constexpr HalfWindows<N> plan_halves(const int (&at)[N]) {
   int low = at[0], high = at[0];
-  for (const int a : at) low = a < low ? a : low, high = a > high ? a : high;
+  for (const int a : at) {
+    low = std::min(low, a);
+    high = std::max(high, a);
+  }
   for (const int bytes : {32, 64}) {
     HalfWindows<N> w{bytes, low, high + 2 - bytes, {}};
     bool all = true;
