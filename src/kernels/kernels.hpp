@@ -151,9 +151,9 @@ class SlicePrefetch {
 // Zen 4: one row of 4096 and 14336 values 1.04 to 1.27 times, 2 to 4 rows of 2048 and 4096 values 1.13 to 1.6,
 // experts' rows of 2 KB from 1 to 64 tokens 1.0 to 1.2; the AVX2 kernels alike. At 5 and 6 rows the arithmetic
 // binds and the extra prefetches cost, 0.8 to 1.0 times; Q4_0 and Q4_K lost up to 0.9 times with them.)
-// Except for one activation row over rows under 4 KiB: there, on Zen 5, the second cursor cost Q8_0 a quarter of
-// its rate (experts of 768 x 2048, one token, two threads: 36 -> 46 GB/s without it; a one-row gemv of 6144 x
-// 2048 1.12 times; longer rows and more activation rows, with or without it, alike).
+// Except for one activation row over rows under 4 KiB: there, on Zen 5, the second cursor cost Q8_0 a fifth of
+// its rate (experts of 768 x 2048, one token, two threads: 36 -> 46 GB/s without it; one-row gemv of 2048 and 6144
+// rows of 2048 values 1.13 to 1.16 times; longer rows and more activation rows, with or without it, alike).
 template <size_t kBlockBytes, size_t kBlockValues, int NR, int W>
 class RowsPrefetch {
  public:
