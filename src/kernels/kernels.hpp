@@ -76,15 +76,18 @@ inline constexpr size_t kPrefetchAhead = 4096;
 enum class Cache { L1, L2 };
 constexpr Cache weight_cache(int rows) { return rows <= 2 ? Cache::L2 : Cache::L1; }
 
+// Rows of at least this many bytes stream differently from short ones (the experts' rows of 1 to 2 KB).
+inline constexpr size_t kLongRowBytes = 4096;
+
 // Weight rows [m0, m1) through run.template operator()<W>(o) for rows o..o+W-1: in pairs (W = 2) where a kernel
-// can take two rows side by side (kCanPair) and a row has at least 4 KiB, else one at a time. Two short rows side
+// can take two rows side by side (kCanPair) and a row is long (kLongRowBytes), else one at a time. Two short rows side
 // by side stream worse from memory than one at a time (Zen 4, experts' rows of 1 to 2 KB: 1.3 to 1.6 times less),
 // long ones better (rows of 8 to 16 KB: 1.1 to 1.2 times more).
 template <bool kCanPair, class Run>
 inline void paired_rows(int64_t m0, int64_t m1, size_t row_bytes, Run&& run) {
   int64_t o = m0;
   if constexpr (kCanPair) {
-    if (row_bytes >= 4096) {
+    if (row_bytes >= kLongRowBytes) {
       for (; o + 2 <= m1; o += 2) run.template operator()<2>(o);
     }
   }
@@ -160,7 +163,7 @@ class RowsPrefetch {
   RowsPrefetch(const uint8_t* w, size_t row_bytes, int64_t o, int64_t blocks)
       : near_(w, row_bytes, o, 0, blocks),
         far_(w, row_bytes, o, 0, blocks),
-        far_on_(kFar && (NR > 1 || row_bytes >= 4096)) {}
+        far_on_(NR > 1 || row_bytes >= kLongRowBytes) {}
   void step() {
     near_.step();
     if (kFar && far_on_) far_.step();
