@@ -455,8 +455,18 @@ constexpr Index<short, 32> half_index(const int (&at)[N], HalfWindows<N> w) {
   return idx;
 }
 
+// Words picked from the two windows of a plan: one two-source word permute.
+template <int N>
+inline __m512i window_words(const uint8_t* p, const HalfWindows<N>& plan, const Index<short, 32>& idx) {
+  const auto window = [&](int at) {
+    if (plan.bytes == 32) return _mm512_zextsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + at)));
+    return _mm512_loadu_si512(p + at);
+  };
+  return _mm512_permutex2var_epi16(window(plan.first), _mm512_load_si512(idx.v), window(plan.second));
+}
+
 // Four or eight f16 values at the given (even) byte offsets of a unit, converted and spread over 4 lanes each:
-// value 4f + g in lanes 4g..4g+3 of out[f]. One two-source word permute of two windows.
+// value 4f + g in lanes 4g..4g+3 of out[f].
 template <int... H>
 inline void gather_halves(const uint8_t* p, __m512 (&out)[sizeof...(H) / 4]) {
   constexpr int kN = sizeof...(H);
@@ -466,17 +476,41 @@ inline void gather_halves(const uint8_t* p, __m512 (&out)[sizeof...(H) / 4]) {
   static_assert((kN == 4 || kN == 8) && ((H % 2 == 0) && ...));
   static_assert(kPlan.bytes > 0, "values too far apart for two windows");
   static_assert(kPlan.second >= kPlan.first, "the windows read only bytes between the values");
-  const auto window = [p](int at) {
-    if constexpr (kPlan.bytes == 32) {
-      return _mm512_zextsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + at)));
-    } else {
-      return _mm512_loadu_si512(p + at);
-    }
-  };
-  const __m512i words = _mm512_permutex2var_epi16(window(kPlan.first), _mm512_load_si512(kIdx.v),
-                                                  window(kPlan.second));
+  const __m512i words = window_words(p, kPlan, kIdx);
   out[0] = _mm512_cvtph_ps(_mm512_castsi512_si256(words));
   if constexpr (kN == 8) out[1] = _mm512_cvtph_ps(_mm512_extracti64x4_epi64(words, 1));
+}
+
+// The byte offsets of an f16 field (at kAt) in N consecutive blocks.
+template <int kBlockBytes, int kAt, int N>
+struct BlockFields {
+  int at[N];
+  constexpr BlockFields() : at{} {
+    for (int i = 0; i < N; ++i) at[i] = kAt + i * kBlockBytes;
+  }
+};
+
+// The f16 field at byte kAt of each of N (8 or 4) consecutive blocks, as words 0..N-1 in block order: one
+// permute of two windows where those hold all N, else one for each half (Q8_0's, 34 bytes apart).
+template <int kBlockBytes, int kAt, int N = 8>
+inline __m128i block_halves(const uint8_t* p) {
+  static constexpr BlockFields<kBlockBytes, kAt, N> kFields;
+  static constexpr HalfWindows<N> kPlan = plan_halves(kFields.at);
+  if constexpr (kPlan.bytes == 0) {
+    static_assert(N == 8, "blocks too far apart for two windows");
+    return _mm_unpacklo_epi64(block_halves<kBlockBytes, kAt, 4>(p),
+                              block_halves<kBlockBytes, kAt + 4 * kBlockBytes, 4>(p));
+  } else {
+    static constexpr Index<short, 32> kIdx = [] {
+      Index<short, 32> idx{};
+      for (int i = 0; i < N; ++i) {
+        const int at = kFields.at[i];
+        idx.v[i] = static_cast<short>(kPlan.in_first[i] ? (at - kPlan.first) / 2 : 32 + (at - kPlan.second) / 2);
+      }
+      return idx;
+    }();
+    return _mm512_castsi512_si128(window_words(p, kPlan, kIdx));
+  }
 }
 
 // Low and high nibbles of 16 code bytes per lane: values 0-15 and 16-31 of each block.
@@ -515,6 +549,11 @@ struct Legacy32 {
   static constexpr int kLevelBias = kHasMin ? 0 : kHasFifthBit ? 16 : 8;
   static constexpr int kBias[kStepGroups] = {kLevelBias, kLevelBias, kLevelBias, kLevelBias};
   static constexpr int kCodesAt = offsetof(Block, qs);
+  static constexpr int kScaleAt = offsetof(Block, d);
+  static constexpr int kMinAt = [] {
+    if constexpr (kHasMin) return static_cast<int>(offsetof(Block, m));
+    return -1;
+  }();
 
   // Panels (NibbleGroupPanel): nibbles (codes, 0-15 a byte) to panel codes, level + 128.
   static __m512i panel_codes(__m512i nibbles) {
@@ -525,11 +564,11 @@ struct Legacy32 {
     StepWeights w;
 
     explicit Unit(const uint8_t* p) {
-      constexpr int q = offsetof(Block, qs), d = offsetof(Block, d), b = kBlockBytes;
+      constexpr int q = kCodesAt, d = kScaleAt, b = kBlockBytes;
       split_nibbles(gather_runs16<q, q + b, q + 2 * b, q + 3 * b>(p), w.lo, w.hi);
       if constexpr (kHasFifthBit) add_fifth_bits<kBlockBytes, offsetof(Block, qh)>(p, w.lo, w.hi);
       if constexpr (kHasMin) {
-        constexpr int m = offsetof(Block, m);
+        constexpr int m = kMinAt;
         __m512 factors[2];
         gather_halves<d, d + b, d + 2 * b, d + 3 * b, m, m + b, m + 2 * b, m + 3 * b>(p, factors);
         w.scale = factors[0];
@@ -594,6 +633,17 @@ struct GroupPanel {
     StepWeights w[2];
     steps(p, w);
     factors_of(w, scales, offsets);
+  }
+  // Where blocks keep their scale (and min) as f16 fields, the raw fields of a run's 8 blocks (panel_rows.hpp).
+  static __m128i scale_halves(const uint8_t* p)
+    requires requires { F::kScaleAt; }
+  {
+    return block_halves<F::kBlockBytes, F::kScaleAt>(p);
+  }
+  static __m128i min_halves(const uint8_t* p)
+    requires(F::kHasMin)
+  {
+    return block_halves<F::kBlockBytes, F::kMinAt>(p);
   }
 };
 

@@ -16,6 +16,7 @@ struct Q8_0 {
   static constexpr int kBlockBytes = sizeof(format::BlockQ8_0);
   static constexpr int kUnitBytes = kStepGroups * kBlockBytes;
   static constexpr int kBias[kStepGroups] = {128, 128, 128, 128};
+  static constexpr int kScaleAt = offsetof(format::BlockQ8_0, d);
 
   // The codes of blocks `first` and `first` + 1 from p: 64 values in order (lanes lo, hi, lo, hi).
   static __m512i pair(const uint8_t* p, int first) {
@@ -36,7 +37,7 @@ struct Q8_0 {
       w.lo = _mm512_xor_si512(_mm512_shuffle_i64x2(a, c, 0x88), flip);
       w.hi = _mm512_xor_si512(_mm512_shuffle_i64x2(a, c, 0xdd), flip);
       __m512 scales[1];
-      gather_halves<0, b, 2 * b, 3 * b>(p, scales);
+      gather_halves<kScaleAt, kScaleAt + b, kScaleAt + 2 * b, kScaleAt + 3 * b>(p, scales);
       w.scale = scales[0];
     }
     template <int S>
