@@ -15,6 +15,7 @@
 #include <immintrin.h>
 
 #include <cstring>
+#include <type_traits>
 #include <utility>
 
 #include "kernels/avx512/panel_rows.hpp"
@@ -634,6 +635,37 @@ struct KPanel {
   }
   // The scales and offsets alone, for the formats whose panels take the code bytes (panel_rows.hpp).
   static void factors(const uint8_t* p, __m512& scales, __m512& offsets) { factors_of(block(p), scales, offsets); }
+
+  // Q4_K and Q5_K begin with d, dmin and the 12 bytes of 6-bit scales and mins: one factor piece, whose fields
+  // ggml's get_scale_min_k4 reads, here for 16 rows at once (panel_rows.hpp).
+  static constexpr int kFactorPieces = 1;
+  static __m128i factor_piece(const uint8_t* p, int)
+    requires std::is_same_v<F, K4Format<typename F::Block>>
+  {
+    static_assert(offsetof(typename F::Block, scales) == 4 && sizeof(typename F::Block{}.scales) == 12);
+    return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+  }
+  static void lane_factors(const __m512i (&words)[1][4], __m512 (&scales)[8], __m512 (&offsets)[8]) {
+    const __m512 d = f16_lanes(words[0][0], 0), dmin = f16_lanes(words[0][0], 1);
+    const __m512i low6 = _mm512_set1_epi32(63), low4 = _mm512_set1_epi32(15);
+    // Byte i of the 12, in every lane; its top two bits, shifted to bits 4 and 5.
+    const auto byte = [&](int i) {
+      return _mm512_and_si512(_mm512_srli_epi32(words[0][1 + i / 4], 8 * (i % 4)), _mm512_set1_epi32(255));
+    };
+    const auto top = [&](int i) { return _mm512_slli_epi32(_mm512_srli_epi32(byte(i), 6), 4); };
+    for (int j = 0; j < 8; ++j) {
+      __m512i sc, m;
+      if (j < 4) {
+        sc = _mm512_and_si512(byte(j), low6);
+        m = _mm512_and_si512(byte(j + 4), low6);
+      } else {
+        sc = _mm512_or_si512(_mm512_and_si512(byte(j + 4), low4), top(j - 4));
+        m = _mm512_or_si512(_mm512_srli_epi32(byte(j + 4), 4), top(j));
+      }
+      scales[j] = _mm512_mul_ps(d, _mm512_cvtepi32_ps(sc));
+      offsets[j] = _mm512_mul_ps(dmin, _mm512_cvtepi32_ps(m));
+    }
+  }
 };
 
 }  // namespace

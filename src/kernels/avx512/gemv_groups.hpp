@@ -634,16 +634,22 @@ struct GroupPanel {
     steps(p, w);
     factors_of(w, scales, offsets);
   }
-  // Where blocks keep their scale (and min) as f16 fields, the raw fields of a run's 8 blocks (panel_rows.hpp).
-  static __m128i scale_halves(const uint8_t* p)
+  // Where blocks keep their scale (and min) as f16 fields: those of a run's 8 blocks as its factor pieces
+  // (panel_rows.hpp), scales then mins.
+  static constexpr int kFactorPieces = F::kHasMin ? 2 : 1;
+  static __m128i factor_piece(const uint8_t* p, int i)
     requires requires { F::kScaleAt; }
   {
+    if constexpr (F::kHasMin) {
+      if (i == 1) return block_halves<F::kBlockBytes, F::kMinAt>(p);
+    }
     return block_halves<F::kBlockBytes, F::kScaleAt>(p);
   }
-  static __m128i min_halves(const uint8_t* p)
-    requires(F::kHasMin)
-  {
-    return block_halves<F::kBlockBytes, F::kMinAt>(p);
+  static void lane_factors(const __m512i (&words)[kFactorPieces][4], __m512 (&scales)[8], __m512 (&offsets)[8]) {
+    for (int b = 0; b < 8; ++b) {
+      scales[b] = f16_lanes(words[0][b / 2], b % 2);
+      offsets[b] = F::kHasMin ? negated(f16_lanes(words[kFactorPieces - 1][b / 2], b % 2)) : _mm512_setzero_ps();
+    }
   }
 };
 

@@ -41,6 +41,23 @@ struct IQ4XS {
     w[0].scale = _mm512_broadcast_f32x4(_mm_load_ps(scales));
     w[1].scale = _mm512_broadcast_f32x4(_mm_load_ps(scales + 4));
   }
+
+  // Panels: d, scales_h and scales_l lead the block, one factor piece (panel_rows.hpp), whose 6-bit l + 32 come
+  // apart for 16 rows at once: group g's low 4 bits are bits 4g.. of scales_l, its high 2 bits 2g.. of scales_h.
+  static __m128i factor_piece(const uint8_t* p, int) {
+    static_assert(offsetof(format::BlockIQ4_XS, scales_l) == 4 && sizeof(format::BlockIQ4_XS{}.scales_l) == 4);
+    return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+  }
+  static void lane_factors(const __m512i (&words)[1][4], __m512 (&scales)[8], __m512 (&offsets)[8]) {
+    const __m512 d = f16_lanes(words[0][0], 0);
+    for (int g = 0; g < 8; ++g) {
+      const __m512i low = _mm512_and_si512(_mm512_srli_epi32(words[0][1], 4 * g), _mm512_set1_epi32(15));
+      const __m512i high = _mm512_and_si512(_mm512_srli_epi32(words[0][0], 16 + 2 * g), _mm512_set1_epi32(3));
+      const __m512i l = _mm512_sub_epi32(_mm512_or_si512(low, _mm512_slli_epi32(high, 4)), _mm512_set1_epi32(32));
+      scales[g] = _mm512_mul_ps(d, _mm512_cvtepi32_ps(l));
+      offsets[g] = _mm512_setzero_ps();
+    }
+  }
 };
 
 }  // namespace

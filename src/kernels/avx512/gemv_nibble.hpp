@@ -248,6 +248,16 @@ struct NibblePanel {
     scales = _mm512_permutex2var_ps(w[0].scale, subs, w[1].scale);
     offsets = _mm512_setzero_ps();
   }
+  // Formats that give their factor bytes raw (panel_rows.hpp).
+  static constexpr int kFactorPieces = 1;
+  static __m128i factor_piece(const uint8_t* p, int i)
+    requires requires { F::factor_piece(p, i); }
+  {
+    return F::factor_piece(p, i);
+  }
+  static void lane_factors(const __m512i (&words)[1][4], __m512 (&scales)[8], __m512 (&offsets)[8]) {
+    F::lane_factors(words, scales, offsets);
+  }
 };
 
 }  // namespace

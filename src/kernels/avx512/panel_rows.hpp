@@ -26,12 +26,16 @@
 //
 //     static __m512i multipliers(const uint8_t* p);  // the 16 factors, one per dword, in place of codes()
 //
-// A format of 32-value blocks that keeps each block's scale (and min) as an f16 field may also hand over those
-// fields raw; the panel then transposes their bits for 16 rows at once, where factors() spreads each row's own
-// (4096x14336 at 8 activation rows, alternated rounds: Q4_0 and Q8_0 1.03 times, Q4_1 and Q5_0 1.02):
+// A format whose factors are fields of a few bytes of each run may instead hand over those bytes, 16 a piece,
+// and work the factors out from them with the 16 rows in lanes: the panel transposes the pieces, where factors()
+// works out each row's own and the panel transposes the results (4096x14336 at 8 activation rows, alternated
+// runs: Q4_0 and Q8_0 1.03 times, Q4_1 and Q5_0 1.02, IQ4_XS 1.07, Q5_K 1.04, Q4_K 0.97 to 1.06):
 //
-//     static __m128i scale_halves(const uint8_t* p);  // the run's 8 block scales, f16 bits in block order
-//     static __m128i min_halves(const uint8_t* p);    // with kOffsets: the mins m of w = d * q + m (offset -m)
+//     static constexpr int kFactorPieces;                   // 1 or 2
+//     static __m128i factor_piece(const uint8_t* p, int i);  // 16 bytes of the run's factors (i < kFactorPieces)
+//     // Per 32 values of the run, the scales and offsets of all 16 rows from their pieces' words: word j of row
+//     // l's piece i in lane l of words[i][j].
+//     static void lane_factors(const __m512i (&words)[kFactorPieces][4], __m512 (&scales)[8], __m512 (&offsets)[8]);
 #pragma once
 
 #include <immintrin.h>
@@ -145,23 +149,11 @@ concept PackedFields = requires { F::kBits; };
 template <class F>
 concept FoldedFields = PackedFields<F> && F::kBits == 2 && requires(const uint8_t* p) { F::multipliers(p); };
 template <class F>
-concept HalfFactors = F::kBlockValues == 32 && requires(const uint8_t* p) { F::scale_halves(p); } &&
-                      (!F::kOffsets || requires(const uint8_t* p) { F::min_halves(p); });
+concept LaneFactors = requires(const uint8_t* p) { F::factor_piece(p, 0); };
 
-// Row l's 8 block fields (f16 bits) for 16 rows, as scales per 16 values: block b's go to sub-blocks 2b and
-// 2b + 1 of out ([sub][16] floats), the first `subs` of them; negated for offsets. Ors their bits into `bits`.
-inline void store_block_halves(const uint16_t (&halves)[kPanelRows][8], int subs, bool negate, float* out,
-                               __m512i& bits) {
-  __m512i words[4];  // words[j]: the fields of blocks 2j (low half) and 2j + 1 of every row
-  transpose_pieces([&](int l) { return halves[l]; }, words);
-  for (int b = 0; b < 8 && 2 * b < subs; ++b) {
-    const __m512i word = b % 2 == 0 ? words[b / 2] : _mm512_srli_epi32(words[b / 2], 16);
-    __m512 v = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(word));
-    if (negate) v = negated(v);
-    bits = _mm512_or_si512(bits, _mm512_castps_si512(v));
-    _mm512_store_ps(out + 32 * b, v);
-    if (2 * b + 1 < subs) _mm512_store_ps(out + 32 * b + 16, v);
-  }
+// The f16 halves (h = 0 low, 1 high) of 16 words, as floats.
+inline __m512 f16_lanes(__m512i words, int h) {
+  return _mm512_cvtph_ps(_mm512_cvtepi32_epi16(h == 0 ? words : _mm512_srli_epi32(words, 16)));
 }
 
 // Per 16 values (s) of a run, a byte table in each 128-bit lane that maps field q of row 4L + j (byte 4j + q of
@@ -196,7 +188,7 @@ PanelShape panel_rows(const uint8_t* w, size_t row_bytes, int rows, int64_t k, u
   alignas(64) float sc[kPanelRows][kRun / 16];
   alignas(64) float off[kPanelRows][kRun / 16];
   alignas(64) int32_t multipliers[kPanelRows][kRun / 16];  // folding formats only
-  alignas(16) uint16_t halves[2][kPanelRows][8];           // HalfFactors formats only: scales, mins
+  alignas(16) uint8_t pieces[2][kPanelRows][16];           // LaneFactors formats only
   // Where each row's run is: past `rows`, zero bytes; in a row's last run, which may hold fewer blocks, a
   // zero-padded copy (zero blocks, zero scales).
   alignas(64) static constexpr uint8_t kZeroRun[F::kRunBytes] = {};
@@ -209,8 +201,8 @@ PanelShape panel_rows(const uint8_t* w, size_t row_bytes, int rows, int64_t k, u
     }
     std::memset(sc[l], 0, sizeof sc[l]);
     if constexpr (F::kOffsets) std::memset(off[l], 0, sizeof off[l]);
-    if constexpr (HalfFactors<F>) {
-      for (auto& h : halves) std::memset(h[l], 0, sizeof h[l]);
+    if constexpr (LaneFactors<F>) {
+      for (auto& piece : pieces) std::memset(piece[l], 0, sizeof piece[l]);
     }
     if constexpr (FoldedFields<F>) std::memset(multipliers[l], 0, sizeof multipliers[l]);
   }
@@ -238,16 +230,17 @@ PanelShape panel_rows(const uint8_t* w, size_t row_bytes, int rows, int64_t k, u
       run[l] = p;
       __m512 s = _mm512_setzero_ps(), o = _mm512_setzero_ps();
       if constexpr (PackedFields<F>) {
-        if constexpr (!HalfFactors<F>) F::factors(p, s, o);
+        if constexpr (!LaneFactors<F>) F::factors(p, s, o);
         if constexpr (FoldedFields<F>) _mm512_store_si512(multipliers[l], F::multipliers(p));
       } else {
         __m512i v[kDecoded];
         F::decode(p, v, s, o);
         for (int c = 0; c < kDecoded; ++c) _mm512_store_si512(q[c][l], v[c]);
       }
-      if constexpr (HalfFactors<F>) {
-        _mm_store_si128(reinterpret_cast<__m128i*>(halves[0][l]), F::scale_halves(p));
-        if constexpr (F::kOffsets) _mm_store_si128(reinterpret_cast<__m128i*>(halves[1][l]), F::min_halves(p));
+      if constexpr (LaneFactors<F>) {
+        for (int i = 0; i < F::kFactorPieces; ++i) {
+          _mm_store_si128(reinterpret_cast<__m128i*>(pieces[i][l]), F::factor_piece(p, i));
+        }
         continue;
       }
       _mm512_store_ps(sc[l], s);
@@ -290,11 +283,19 @@ PanelShape panel_rows(const uint8_t* w, size_t row_bytes, int rows, int64_t k, u
       }
     }
     const int subs = values / 16;
-    if constexpr (HalfFactors<F>) {
-      // Every block's pair of sub-blocks shares its factors: the splits stay zero.
-      [[maybe_unused]] __m512i scale_bits = _mm512_setzero_si512();
-      store_block_halves(halves[0], subs, false, scales + i0, scale_bits);
-      if constexpr (F::kOffsets) store_block_halves(halves[1], subs, true, offsets + i0, offset);
+    if constexpr (LaneFactors<F>) {
+      __m512i words[F::kFactorPieces][4];
+      for (int i = 0; i < F::kFactorPieces; ++i) transpose_pieces([&](int l) { return pieces[i][l]; }, words[i]);
+      __m512 s[8], o[8];
+      F::lane_factors(words, s, o);
+      // Per 32 values: both sub-blocks of 16 take them, so the splits stay zero.
+      for (int b = 0; 2 * b < subs; ++b) {
+        for (int h = 2 * b; h < std::min(2 * b + 2, subs); ++h) {
+          _mm512_store_ps(scales + i0 + 16 * h, s[b]);
+          if constexpr (F::kOffsets) _mm512_store_ps(offsets + i0 + 16 * h, o[b]);
+        }
+        if constexpr (F::kOffsets) offset = _mm512_or_si512(offset, _mm512_castps_si512(o[b]));
+      }
     } else {
       store_transposed(sc, subs, _mm512_setzero_si512(), scales + i0);
       if constexpr (F::kOffsets) store_transposed(off, subs, _mm512_setzero_si512(), offsets + i0);
