@@ -67,6 +67,19 @@ TEST(BenchJson, HasTheMachineAndOneResultPerCase) {
     cases.emplace(r.at("type"), r.at("n"));
   }
   EXPECT_EQ(cases, (std::set<std::tuple<std::string, int64_t>>{{"q4_0", 1}, {"q4_0", 8}, {"q8_0", 1}, {"q8_0", 8}}));
+  EXPECT_FALSE(out.contains("dense_cache")) << "the dense path did not run";
+}
+
+TEST(BenchJson, DensePathReportsItsCache) {
+  const auto out = bench_json("--type q4_0 --m 64 --k 256 --n 8 --warm --path dense");
+  const auto& cache = out.at("dense_cache");
+  // One weight: copied once, then found again by the timed calls.
+  EXPECT_EQ(cache.at("misses"), 1);
+  EXPECT_GT(cache.at("hits").get<int64_t>(), 0);
+  EXPECT_EQ(cache.at("evictions"), 0);
+  EXPECT_EQ(cache.at("entries"), 1);
+  EXPECT_GE(cache.at("bytes_held").get<int64_t>(), 64 * 256 * 2) << "at least a 16-bit copy";
+  EXPECT_EQ(cache.at("peak_bytes"), cache.at("bytes_held"));
 }
 
 TEST(BenchJson, PathAllRunsEveryPath) {
@@ -180,6 +193,17 @@ TEST(BenchText, MarkdownIsATableAfterTheMachineLine) {
   EXPECT_EQ(lines[3], "|:---|---:|---:|---:|:---|---:|---:|---:|---:|---:|");
   for (size_t i = 2; i < lines.size(); ++i) EXPECT_EQ(count_of(lines[i], '|'), std::size(kColumns) + 1) << lines[i];
   EXPECT_EQ(lines[4].rfind("| q8_0 | 16 | 64 | 1 | auto |", 0), 0u) << lines[4];
+}
+
+TEST(BenchText, TableAndMarkdownEndWithTheDenseCache) {
+  for (const char* format : {"table", "md"}) {
+    const ToolRun r = bench(std::string("--type q8_0 --m 16 --k 64 --n 8 --warm --path dense --format ") + format);
+    ASSERT_EQ(r.status, 0) << r.output;
+    const auto lines = lines_of(r.output);
+    ASSERT_FALSE(lines.empty());
+    EXPECT_EQ(lines.back().rfind("dense cache: ", 0), 0u) << format << ": " << lines.back();
+    EXPECT_NE(lines.back().find(" 1 misses, 0 evictions; 1 copies holding "), std::string::npos) << lines.back();
+  }
 }
 
 TEST(BenchText, TableAlignsItsColumns) {

@@ -446,7 +446,7 @@ void add_bench(CLI::App& app) {
       "the machine's int8 dot-product peak.");
   cmd->callback([] {
     const Measurements m = measure(s);
-    print_report(s.format, m.machine, m.results);
+    print_report(s.format, m.machine, m.results, dense_cache_stats());
   });
 }
 

@@ -56,7 +56,15 @@ std::string machine_line(const MachineLimits& m) {
                      m.threads, m.read_gbps, m.int8_gops, m.bf16_gflops, m.f32_gflops);
 }
 
-void print_json(const MachineLimits& machine, const std::vector<BenchResult>& results) {
+bool dense_ran(const DenseCacheStats& c) { return c.hits + c.misses > 0; }
+
+std::string dense_cache_line(const DenseCacheStats& c) {
+  constexpr double kMiB = 1 << 20;
+  return fmt::format("dense cache: {} hits, {} misses, {} evictions; {} copies holding {:.1f} MiB (peak {:.1f} MiB)",
+                     c.hits, c.misses, c.evictions, c.entries, c.bytes_held / kMiB, c.peak_bytes / kMiB);
+}
+
+void print_json(const MachineLimits& machine, const std::vector<BenchResult>& results, const DenseCacheStats& cache) {
   nlohmann::ordered_json out;
   out["machine"] = {{"read_gbps", machine.read_gbps},
                     {"int8_gops", machine.int8_gops},
@@ -80,6 +88,11 @@ void print_json(const MachineLimits& machine, const std::vector<BenchResult>& re
     result["roof_frac"] = r.roof_frac;
     out["results"].push_back(std::move(result));
   }
+  if (dense_ran(cache)) {
+    out["dense_cache"] = {{"hits", cache.hits},           {"misses", cache.misses},
+                          {"evictions", cache.evictions}, {"entries", cache.entries},
+                          {"bytes_held", cache.bytes_held}, {"peak_bytes", cache.peak_bytes}};
+  }
   fmt::print("{}\n", out.dump(2));
 }
 
@@ -88,15 +101,17 @@ void print_csv(const std::vector<BenchResult>& results) {
   for (const BenchResult& r : results) fmt::print("{}\n", fmt::join(cells(r), ","));
 }
 
-void print_markdown(const MachineLimits& machine, const std::vector<BenchResult>& results) {
+void print_markdown(const MachineLimits& machine, const std::vector<BenchResult>& results,
+                    const DenseCacheStats& cache) {
   const auto header = columns(any_moe(results));
   fmt::print("{}\n\n| {} |\n|", machine_line(machine), fmt::join(header, " | "));
   for (const std::string_view column : header) fmt::print("{}|", is_text_column(column) ? ":---" : "---:");
   fmt::print("\n");
   for (const BenchResult& r : results) fmt::print("| {} |\n", fmt::join(cells(r), " | "));
+  if (dense_ran(cache)) fmt::print("\n{}\n", dense_cache_line(cache));
 }
 
-void print_table(const MachineLimits& machine, const std::vector<BenchResult>& results) {
+void print_table(const MachineLimits& machine, const std::vector<BenchResult>& results, const DenseCacheStats& cache) {
   const auto header = columns(any_moe(results));
   std::vector<Row> rows;
   rows.reserve(results.size() + 1);
@@ -116,19 +131,21 @@ void print_table(const MachineLimits& machine, const std::vector<BenchResult>& r
     line.erase(line.find_last_not_of(' ') + 1);
     fmt::print("{}\n", line);
   }
+  if (dense_ran(cache)) fmt::print("\n{}\n", dense_cache_line(cache));
 }
 
 }  // namespace
 
-void print_report(std::string_view format, const MachineLimits& machine, const std::vector<BenchResult>& results) {
+void print_report(std::string_view format, const MachineLimits& machine, const std::vector<BenchResult>& results,
+                  const DenseCacheStats& dense_cache) {
   if (format == "json") {
-    print_json(machine, results);
+    print_json(machine, results, dense_cache);
   } else if (format == "csv") {
     print_csv(results);
   } else if (format == "md") {
-    print_markdown(machine, results);
+    print_markdown(machine, results, dense_cache);
   } else {
-    print_table(machine, results);
+    print_table(machine, results, dense_cache);
   }
 }
 

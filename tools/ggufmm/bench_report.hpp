@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "bench_limits.hpp"
+#include "ggufmm/ggufmm.hpp"
 
 namespace ggufmm::cli {
 
@@ -32,7 +33,9 @@ struct BenchResult {
 inline const std::vector<std::string> kReportFormats = {"table", "json", "csv", "md"};
 
 // Writes to stdout in one of kReportFormats. The results are all dense or all mixtures of experts, whose columns
-// add experts, top_k and routing after k.
-void print_report(std::string_view format, const MachineLimits& machine, const std::vector<BenchResult>& results);
+// add experts, top_k and routing after k. Where the dense path ran, the dense cache's statistics follow the
+// results (a line of the table and Markdown, "dense_cache" in JSON; CSV holds the results alone).
+void print_report(std::string_view format, const MachineLimits& machine, const std::vector<BenchResult>& results,
+                  const DenseCacheStats& dense_cache);
 
 }  // namespace ggufmm::cli
