@@ -633,9 +633,6 @@ struct KPanel {
     for (int c = 0; c < 4; ++c) q[c] = _mm512_sub_epi8(kd.w[c], _mm512_set1_epi8(F::kCentre));
     factors_of(kd, scales, offsets);
   }
-  // The scales and offsets alone, for the formats whose panels take the code bytes (panel_rows.hpp).
-  static void factors(const uint8_t* p, __m512& scales, __m512& offsets) { factors_of(block(p), scales, offsets); }
-
   // Q4_K and Q5_K begin with d, dmin and the 12 bytes of 6-bit scales and mins: one factor piece, whose fields
   // ggml's get_scale_min_k4 reads, here for 16 rows at once (panel_rows.hpp).
   static constexpr int kFactorPieces = 1;

@@ -443,13 +443,13 @@ constexpr HalfWindows<N> plan_halves(const int (&at)[N]) {
   }
   return {};
 }
-// The word permute index: words 16f + 4g..16f + 4g + 3 take value 4f + g, from the first window or (index 32 on)
-// the second.
+// The word permute index: `copies` words a value, word l taking value l / copies (with 4, words 16f + 4g..16f +
+// 4g + 3 take value 4f + g), from the first window or (index 32 on) the second.
 template <int N>
-constexpr Index<short, 32> half_index(const int (&at)[N], HalfWindows<N> w) {
+constexpr Index<short, 32> half_index(const int (&at)[N], HalfWindows<N> w, int copies) {
   Index<short, 32> idx{};
-  for (int l = 0; l < 4 * N; ++l) {
-    const int i = l / 4;
+  for (int l = 0; l < copies * N; ++l) {
+    const int i = l / copies;
     idx.v[l] = static_cast<short>(w.in_first[i] ? (at[i] - w.first) / 2 : 32 + (at[i] - w.second) / 2);
   }
   return idx;
@@ -472,7 +472,7 @@ inline void gather_halves(const uint8_t* p, __m512 (&out)[sizeof...(H) / 4]) {
   constexpr int kN = sizeof...(H);
   static constexpr int kAt[kN] = {H...};
   static constexpr HalfWindows<kN> kPlan = plan_halves(kAt);
-  static constexpr Index<short, 32> kIdx = half_index(kAt, kPlan);
+  static constexpr Index<short, 32> kIdx = half_index(kAt, kPlan, 4);
   static_assert((kN == 4 || kN == 8) && ((H % 2 == 0) && ...));
   static_assert(kPlan.bytes > 0, "values too far apart for two windows");
   static_assert(kPlan.second >= kPlan.first, "the windows read only bytes between the values");
@@ -501,14 +501,7 @@ inline __m128i block_halves(const uint8_t* p) {
     return _mm_unpacklo_epi64(block_halves<kBlockBytes, kAt, 4>(p),
                               block_halves<kBlockBytes, kAt + 4 * kBlockBytes, 4>(p));
   } else {
-    static constexpr Index<short, 32> kIdx = [] {
-      Index<short, 32> idx{};
-      for (int i = 0; i < N; ++i) {
-        const int at = kFields.at[i];
-        idx.v[i] = static_cast<short>(kPlan.in_first[i] ? (at - kPlan.first) / 2 : 32 + (at - kPlan.second) / 2);
-      }
-      return idx;
-    }();
+    static constexpr Index<short, 32> kIdx = half_index(kFields.at, kPlan, 1);
     return _mm512_castsi512_si128(window_words(p, kPlan, kIdx));
   }
 }
