@@ -111,7 +111,7 @@ TEST_P(GemvKernel, RandomShapesAgreeWithExactAndWithScalar) {
     const int64_t k = blocks * t.block_size * blocks_scale;
     const std::vector<uint8_t> bytes = test::random_weight(type, m, k, rng);
     const Weight w{.type = type, .k = k, .m = m, .data = bytes.data()};
-    for (int rows = 1; rows <= kernels::kMaxGemvRows; ++rows) {
+    for (int rows = 1; rows <= kernels::kMaxRowTileRows; ++rows) {
       std::vector<float> x(static_cast<size_t>(rows * k)), residual(static_cast<size_t>(rows * m));
       for (auto& v : x) v = normal(rng);
       for (auto& v : residual) v = normal(rng);

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <optional>
 #include <random>
 
 #include "format/blocks.hpp"
@@ -35,10 +36,25 @@ std::vector<std::string> quantized_types() {
   return out;
 }
 
-std::vector<float> run_tiled(Isa isa, const Weight& w, const float* x, int64_t rows, const float* residual) {
+// Up to 8 rows, the tiled path runs panels or row tiles (row_tiles unset: the level's choice for the type).
+std::vector<float> run_tiled(Isa isa, const Weight& w, const float* x, int64_t rows, const float* residual,
+                             std::optional<bool> row_tiles = {}) {
   std::vector<float> y(static_cast<size_t>(rows * w.m));
-  paths::tiled_matmul({.w = w, .x = x, .rows = rows, .y = y.data(), .residual = residual, .threads = 2, .isa = isa});
+  paths::tiled_matmul({.w = w,
+                       .x = x,
+                       .rows = rows,
+                       .y = y.data(),
+                       .residual = residual,
+                       .threads = 2,
+                       .isa = isa,
+                       .row_tiles = row_tiles});
   return y;
+}
+
+// The forms of the tiled path for `rows` rows: panels, and row tiles where they can take that many.
+std::vector<bool> row_tile_forms(int64_t rows) {
+  if (rows <= kernels::kMaxRowTileRows) return {false, true};
+  return {false};
 }
 
 class TiledGolden : public ::testing::TestWithParam<std::string> {};
@@ -159,6 +175,7 @@ TEST_P(TiledGolden, PartialRunsAndPanelsReproduceGgmlDequant) {
 
 // As for gemv (gemv_test.cpp): nothing beyond the activations' rounding (within 1e-10 of their floor), 1.2
 // times ggml's NMSE for the 32-value block formats, 2e-4 per activation count and 1e-4 over both for the others.
+// 8 rows both as panels and as a row tile.
 TEST_P(TiledGolden, EveryLevelWithinAccuracyBounds) {
   GGUFMM_REQUIRE_GOLDEN(path, GetParam() + ".gguf");
   const auto file = gguf::File::open(path);
@@ -170,21 +187,23 @@ TEST_P(TiledGolden, EveryLevelWithinAccuracyBounds) {
       const std::vector<float> x = file.read_f32(fmt::format("act.{}", n));
       const std::vector<float> exact = file.read_f32(fmt::format("exact_out.{}", n));
       const std::vector<float> ggml = file.read_f32(fmt::format("ggml_out.{}", n));
-      const std::vector<float> y = run_tiled(isa, w, x.data(), n, nullptr);
-      const auto where = fmt::format("{} n={}", runtime::isa_name(isa), n);
-      const std::vector<double> floor = test::int8_floor(w, x.data(), n);
-      EXPECT_LE(nmse(y.data(), floor.data(), y.size()), 1e-10) << where;
-      const double ours = nmse(y.data(), exact.data(), y.size());
-      EXPECT_LE(ours, block32 ? 1.2 * nmse(ggml.data(), exact.data(), y.size()) : 2e-4) << where;
-      for (size_t i = 0; i < y.size(); ++i) {
-        error += (static_cast<double>(y[i]) - exact[i]) * (static_cast<double>(y[i]) - exact[i]);
-        scale += static_cast<double>(exact[i]) * exact[i];
+      for (const bool row_tiles : row_tile_forms(n)) {
+        const std::vector<float> y = run_tiled(isa, w, x.data(), n, nullptr, row_tiles);
+        const auto where = fmt::format("{} n={}{}", runtime::isa_name(isa), n, row_tiles ? " row tile" : "");
+        const std::vector<double> floor = test::int8_floor(w, x.data(), n);
+        EXPECT_LE(nmse(y.data(), floor.data(), y.size()), 1e-10) << where;
+        const double ours = nmse(y.data(), exact.data(), y.size());
+        EXPECT_LE(ours, block32 ? 1.2 * nmse(ggml.data(), exact.data(), y.size()) : 2e-4) << where;
+        for (size_t i = 0; i < y.size(); ++i) {
+          error += (static_cast<double>(y[i]) - exact[i]) * (static_cast<double>(y[i]) - exact[i]);
+          scale += static_cast<double>(exact[i]) * exact[i];
+        }
+        // The exact output as residual doubles the result.
+        const std::vector<float> y2 = run_tiled(isa, w, x.data(), n, exact.data(), row_tiles);
+        std::vector<float> doubled(exact.size());
+        for (size_t i = 0; i < exact.size(); ++i) doubled[i] = 2.0f * exact[i];
+        EXPECT_LE(nmse(y2.data(), doubled.data(), y2.size()), ours * 1.01) << where;
       }
-      // The exact output as residual doubles the result.
-      const std::vector<float> y2 = run_tiled(isa, w, x.data(), n, exact.data());
-      std::vector<float> doubled(exact.size());
-      for (size_t i = 0; i < exact.size(); ++i) doubled[i] = 2.0f * exact[i];
-      EXPECT_LE(nmse(y2.data(), doubled.data(), y2.size()), ours * 1.01) << where;
     }
     if (!block32) {
       EXPECT_LE(error / scale, 1e-4) << runtime::isa_name(isa);
@@ -290,8 +309,11 @@ TEST_P(TiledRandom, ShapesAgreeWithExactAndLevelsWithEachOther) {
     const std::vector<float> portable = run_tiled(Isa::Scalar, w, x.data(), rows, residual.data());
     EXPECT_LE(nmse(portable.data(), exact.data(), exact.size()), 1e-3) << where;
     for (const Isa isa : runtime::supported_isas()) {
-      const std::vector<float> y = run_tiled(isa, w, x.data(), rows, residual.data());
-      EXPECT_LE(nmse(y.data(), portable.data(), y.size()), 1e-10) << runtime::isa_name(isa) << " " << where;
+      for (const bool row_tiles : row_tile_forms(rows)) {
+        const std::vector<float> y = run_tiled(isa, w, x.data(), rows, residual.data(), row_tiles);
+        EXPECT_LE(nmse(y.data(), portable.data(), y.size()), 1e-10)
+            << runtime::isa_name(isa) << " " << where << (row_tiles ? " row tile" : "");
+      }
     }
   }
 }

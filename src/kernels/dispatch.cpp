@@ -46,6 +46,11 @@ PanelDecodeFn find_panel_decode(runtime::Isa isa, Type type) {
   return highest(isa, [slot](const IsaKernels& k) { return k.panel[slot]; });
 }
 
+bool prefers_row_tiles(runtime::Isa isa, Type type) {
+  const auto slot = static_cast<size_t>(type);
+  return slot < kTypeSlots && kernels_for(isa).row_tiles[slot];
+}
+
 QuantizeActFn find_quantize_act(runtime::Isa isa) {
   return highest(isa, [](const IsaKernels& k) { return k.quantize_act; });
 }

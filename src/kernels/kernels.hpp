@@ -15,6 +15,9 @@
 namespace ggufmm::kernels {
 
 inline constexpr int kMaxGemvRows = 7;  // the decode regime: 1 to 7 activation rows
+// The gemv kernels take up to 8 rows in one pass: the decode regime's 7, and 8 for the tiled path's row tiles
+// (tiled.cpp), which decode each weight block once into registers for all 8.
+inline constexpr int kMaxRowTileRows = 8;
 inline constexpr int kGroup = 32;       // activations are quantized in groups of 32 values
 inline constexpr int kSumGroup = 16;    // activation sums are kept per 16 (finest weight offset group)
 
@@ -31,7 +34,8 @@ struct Activations {
   const float* sum = nullptr;     // [rows][k/16] d * (sum of q) over each 16: the offset term of w = d*q - m
 };
 
-// y[r * ldy + o] = sum_i W[o][i] * X[r][i] (+ residual[r * ldy + o]) for o in [m0, m1) and every row r.
+// y[r * ldy + o] = sum_i W[o][i] * X[r][i] (+ residual[r * ldy + o]) for o in [m0, m1) and every row r (1 to
+// kMaxRowTileRows).
 // w points at row 0 of the weight; rows are row_bytes apart.
 using GemvFn = void (*)(const uint8_t* w, size_t row_bytes, int64_t m0, int64_t m1, const Activations& x, float* y,
                         int64_t ldy, const float* residual);
@@ -200,10 +204,11 @@ inline void prefetch_ahead(const void* block) {
   prefetch_lines<kBytes, kTo>(reinterpret_cast<uintptr_t>(block) + kPrefetchAhead);
 }
 
-// Calls body.template operator()<NR>() with NR = rows (1 to kMaxGemvRows) as a compile-time constant, so that
+// Calls body.template operator()<NR>() with NR = rows (1 to kMaxRowTileRows) as a compile-time constant, so that
 // kernels keep one accumulator per row in registers.
 template <class Body>
 inline void with_rows(int rows, Body&& body) {
+  static_assert(kMaxRowTileRows == 8);
   switch (rows) {
     case 1: return body.template operator()<1>();
     case 2: return body.template operator()<2>();
@@ -211,7 +216,8 @@ inline void with_rows(int rows, Body&& body) {
     case 4: return body.template operator()<4>();
     case 5: return body.template operator()<5>();
     case 6: return body.template operator()<6>();
-    default: return body.template operator()<7>();
+    case 7: return body.template operator()<7>();
+    default: return body.template operator()<8>();
   }
 }
 
@@ -222,6 +228,11 @@ struct IsaKernels {
   QuantizeActFn quantize_act;
   std::array<GemvFn, kTypeSlots> gemv{};  // null: no kernel for that type at this level
   std::array<PanelDecodeFn, kTypeSlots> panel{};  // null: panels decode through the format's own decoder
+  // Formats whose tiled path takes up to kMaxRowTileRows rows as one row tile (the gemv kernel over all of them,
+  // each weight block decoded once into registers) rather than decoding panels: those whose blocks decode so
+  // cheaply that the panel's transposes cost more than a pass over the weight saves. This level only: a row tile
+  // measured here says nothing of another level's panels.
+  std::array<bool, kTypeSlots> row_tiles{};
 };
 
 // Each level's table (defined in its own directory, compiled with its own flags).
@@ -236,5 +247,7 @@ GemvFn find_gemv(runtime::Isa isa, Type type);
 QuantizeActFn find_quantize_act(runtime::Isa isa);
 // The panel decoder for a type at `isa` or the highest lower level that has one; null where none has.
 PanelDecodeFn find_panel_decode(runtime::Isa isa, Type type);
+// Whether the tiled path at `isa` takes up to kMaxRowTileRows rows of a type as row tiles (IsaKernels::row_tiles).
+bool prefers_row_tiles(runtime::Isa isa, Type type);
 
 }  // namespace ggufmm::kernels

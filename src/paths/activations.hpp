@@ -21,7 +21,7 @@ class ActivationBuffer {
   ActivationBuffer(const ActivationBuffer& from, std::span<const int64_t> rows);
 
   int64_t rows() const { return rows_; }
-  // Rows [r0, r0 + n) for the decode kernels (n <= kMaxGemvRows).
+  // Rows [r0, r0 + n) for the decode kernels (n <= kMaxRowTileRows).
   kernels::Activations view(int64_t r0 = 0, int n = 0) const;
   // All rows for the tile kernels, in groups of 16 or 32 values (integer types only).
   kernels::TileActivations tile_view(int group) const;

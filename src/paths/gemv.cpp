@@ -29,22 +29,22 @@ int64_t columns_per_task(int64_t m, size_t row_bytes, int threads, int64_t rows)
 }  // namespace
 
 void gemv_columns(const Weight& w, const ActivationBuffer& x, int64_t m0, int64_t m1, float* y, int64_t ldy,
-                  const float* residual, runtime::Isa isa) {
+                  const float* residual, runtime::Isa isa, int most) {
   const kernels::GemvFn kernel = kernels::find_gemv(isa, w.type);
-  // More rows than the decode regime holds go in balanced runs: a short run streams the weight again for few rows.
-  balanced_runs(x.rows(), kernels::kMaxGemvRows, [&](int64_t r0, int rows) {
+  // Balanced runs: a short run streams the weight again for few rows.
+  balanced_runs(x.rows(), most, [&](int64_t r0, int rows) {
     kernel(static_cast<const uint8_t*>(w.data), w.row_bytes(), m0, m1, x.view(r0, rows), y + r0 * ldy, ldy,
            residual ? residual + r0 * ldy : nullptr);
   });
 }
 
-void gemv_matmul(const MatmulCall& c) {
+void gemv_matmul(const MatmulCall& c, int most) {
   const int threads = runtime::ThreadPool::resolve_threads(c.threads);
   const int64_t per_task = columns_per_task(c.w.m, c.w.row_bytes(), threads, c.rows);
   const ActivationBuffer x(c.x, c.rows, c.w.k, c.w.type, c.isa, c.threads);
   runtime::ThreadPool::global().run(threads, (c.w.m + per_task - 1) / per_task, [&](int64_t task) {
     const int64_t m0 = task * per_task;
-    gemv_columns(c.w, x, m0, std::min(c.w.m, m0 + per_task), c.y, c.w.m, c.residual, c.isa);
+    gemv_columns(c.w, x, m0, std::min(c.w.m, m0 + per_task), c.y, c.w.m, c.residual, c.isa, most);
   });
 }
 

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "format/registry.hpp"
@@ -20,6 +21,7 @@ struct MatmulCall {
   const float* residual;  // [rows, m] or null
   int threads;
   runtime::Isa isa = runtime::active_isa();  // the kernel level (tests pick each one)
+  std::optional<bool> row_tiles = {};         // tiled: up to 8 rows as row tiles, or panels (unset: the level's choice)
 };
 
 struct MulMatIdCall {
@@ -57,8 +59,9 @@ void ref_mul_mat_id(const MulMatIdCall& call);
 // Prefill: weights decoded once per call into cache-resident int8 panels shared by every activation row.
 void tiled_matmul(const MatmulCall& call);
 
-// Decode: int8 activations, integer dot products on the blocks, for 1 to 7 rows (more are taken 7 at a time).
-void gemv_matmul(const MatmulCall& call);
+// Decode: int8 activations, integer dot products on the blocks, for 1 to 7 rows (more are taken 7 at a time;
+// `most` 8 for the tiled path's row tiles).
+void gemv_matmul(const MatmulCall& call, int most = kernels::kMaxGemvRows);
 
 // Experts: rows grouped by expert (quantized once, before grouping), each group through the decode kernels
 // (1 to 7 rows) or the tile kernels (more), so no row is ever computed for padding.
@@ -76,11 +79,13 @@ void recompute_doubtful(const MulMatIdCall& call);
 void dequantize_row(const format::Format& f, const Weight& w, const uint8_t* matrix, int64_t o, float* out);
 
 // The column loops the paths share: outputs [m0, m1) of every row of x, into y (rows ldy apart).
+// More rows than `most` (the decode regime's 7, or a row tile's 8) go in passes of balanced heights.
 void gemv_columns(const Weight& w, const ActivationBuffer& x, int64_t m0, int64_t m1, float* y, int64_t ldy,
-                  const float* residual, runtime::Isa isa);
-// m0 is a multiple of 32: the weight rows are decoded 32 at a time into panels.
+                  const float* residual, runtime::Isa isa, int most = kernels::kMaxGemvRows);
+// m0 is a multiple of 32: the weight rows are decoded 32 at a time into panels. Up to 8 rows may run as one row
+// tile instead (row_tiles, or unset: the level's choice for the type, kernels::prefers_row_tiles).
 void tiled_columns(const Weight& w, const ActivationBuffer& x, int64_t m0, int64_t m1, float* y, int64_t ldy,
-                   const float* residual, runtime::Isa isa);
+                   const float* residual, runtime::Isa isa, std::optional<bool> row_tiles = {});
 
 // Prefill with memory to spare: the weight dequantized once into a dense copy (dense_cache.hpp) that later calls
 // reuse, then a oneDNN GEMM. The copy is in the form measured fastest here; a weight larger than the cache's budget

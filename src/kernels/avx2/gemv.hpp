@@ -424,15 +424,7 @@ void gemv_k_rows(const uint8_t* w, size_t row_bytes, int64_t m0, int64_t m1, con
 template <class F>
 void gemv_k(const uint8_t* w, size_t row_bytes, int64_t m0, int64_t m1, const Activations& x, float* y, int64_t ldy,
             const float* residual) {
-  switch (x.rows) {
-    case 1: return gemv_k_rows<F, 1>(w, row_bytes, m0, m1, x, y, ldy, residual);
-    case 2: return gemv_k_rows<F, 2>(w, row_bytes, m0, m1, x, y, ldy, residual);
-    case 3: return gemv_k_rows<F, 3>(w, row_bytes, m0, m1, x, y, ldy, residual);
-    case 4: return gemv_k_rows<F, 4>(w, row_bytes, m0, m1, x, y, ldy, residual);
-    case 5: return gemv_k_rows<F, 5>(w, row_bytes, m0, m1, x, y, ldy, residual);
-    case 6: return gemv_k_rows<F, 6>(w, row_bytes, m0, m1, x, y, ldy, residual);
-    default: return gemv_k_rows<F, 7>(w, row_bytes, m0, m1, x, y, ldy, residual);
-  }
+  with_rows(x.rows, [&]<int NR>() { gemv_k_rows<F, NR>(w, row_bytes, m0, m1, x, y, ldy, residual); });
 }
 
 // Q4_K and Q5_K: eight 6-bit scales and mins in 12 bytes (see the AVX-512 kernels), unpacked with integer

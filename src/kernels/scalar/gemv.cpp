@@ -17,7 +17,7 @@ void gemv_int8(const uint8_t* w, size_t row_bytes, int64_t m0, int64_t m1, const
   format::Int8Block b;
   for (int64_t o = m0; o < m1; ++o) {
     const uint8_t* row = w + static_cast<size_t>(o) * row_bytes;
-    float acc[kMaxGemvRows] = {};
+    float acc[kMaxRowTileRows] = {};
     for (int64_t j = 0; j < blocks; ++j) {
       f.decode(row + j * f.info.block_bytes, b);
       for (int r = 0; r < x.rows; ++r) {
@@ -46,7 +46,7 @@ void gemv_float(const uint8_t* w, size_t row_bytes, int64_t m0, int64_t m1, cons
   float wf[kChunk];
   for (int64_t o = m0; o < m1; ++o) {
     const uint8_t* row = w + static_cast<size_t>(o) * row_bytes;
-    float acc[kMaxGemvRows] = {};
+    float acc[kMaxRowTileRows] = {};
     for (int64_t i = 0; i < x.k; i += kChunk) {
       const int64_t n = std::min(kChunk, x.k - i);
       f.dequantize(row + i * f.info.block_bytes, wf, n);
