@@ -1,5 +1,5 @@
 // The AVX2 gemv driver (compiled twice: plain AVX2, and with AVX-VNNI where the int8 dot product is one
-// instruction). One weight row at a time against every activation row (1 to 7), so each weight byte is read
+// instruction). One weight row at a time against every activation row (1 to 8), so each weight byte is read
 // once. A format supplies only the step that decodes its blocks and feeds the dot products:
 //
 //   struct Format {

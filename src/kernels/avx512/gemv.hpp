@@ -1,4 +1,4 @@
-// The AVX-512 gemv driver: one weight row at a time against every activation row (1 to 7), so each weight byte
+// The AVX-512 gemv driver: one weight row at a time against every activation row (1 to 8), so each weight byte
 // is read once. A format supplies only the step that decodes its blocks and feeds the dot products:
 //
 //   struct Format {
