@@ -101,17 +101,15 @@ void print_csv(const std::vector<BenchResult>& results) {
   for (const BenchResult& r : results) fmt::print("{}\n", fmt::join(cells(r), ","));
 }
 
-void print_markdown(const MachineLimits& machine, const std::vector<BenchResult>& results,
-                    const DenseCacheStats& cache) {
+void print_markdown(const MachineLimits& machine, const std::vector<BenchResult>& results) {
   const auto header = columns(any_moe(results));
   fmt::print("{}\n\n| {} |\n|", machine_line(machine), fmt::join(header, " | "));
   for (const std::string_view column : header) fmt::print("{}|", is_text_column(column) ? ":---" : "---:");
   fmt::print("\n");
   for (const BenchResult& r : results) fmt::print("| {} |\n", fmt::join(cells(r), " | "));
-  if (dense_ran(cache)) fmt::print("\n{}\n", dense_cache_line(cache));
 }
 
-void print_table(const MachineLimits& machine, const std::vector<BenchResult>& results, const DenseCacheStats& cache) {
+void print_table(const MachineLimits& machine, const std::vector<BenchResult>& results) {
   const auto header = columns(any_moe(results));
   std::vector<Row> rows;
   rows.reserve(results.size() + 1);
@@ -131,7 +129,6 @@ void print_table(const MachineLimits& machine, const std::vector<BenchResult>& r
     line.erase(line.find_last_not_of(' ') + 1);
     fmt::print("{}\n", line);
   }
-  if (dense_ran(cache)) fmt::print("\n{}\n", dense_cache_line(cache));
 }
 
 }  // namespace
@@ -142,10 +139,13 @@ void print_report(std::string_view format, const MachineLimits& machine, const s
     print_json(machine, results, dense_cache);
   } else if (format == "csv") {
     print_csv(results);
-  } else if (format == "md") {
-    print_markdown(machine, results, dense_cache);
   } else {
-    print_table(machine, results, dense_cache);
+    if (format == "md") {
+      print_markdown(machine, results);
+    } else {
+      print_table(machine, results);
+    }
+    if (dense_ran(dense_cache)) fmt::print("\n{}\n", dense_cache_line(dense_cache));
   }
 }
 
