@@ -68,12 +68,13 @@ void run_tile(benchmark::State& state, runtime::Isa isa, Type type, int rows) {
   std::vector<float> x(static_cast<size_t>(rows * kK)), y(static_cast<size_t>(rows * 2 * kernels::kPanelRows));
   for (auto& v : x) v = normal(rng);
   const paths::ActivationBuffer acts(x.data(), rows, kK, type, isa);
-  const kernels::TileFn fn = kernels::find_tile(isa, shape);
+  const kernels::TileKernel kernel = kernels::find_tile(isa, shape);
   const kernels::TileActivations view = acts.tile_view(shape.offset_group());
   for (auto _ : state) {
-    for (int64_t r0 = 0; r0 < rows; r0 += kernels::kMaxTileRows) {
-      const int nr = static_cast<int>(std::min<int64_t>(kernels::kMaxTileRows, rows - r0));
-      fn(views, 2, 2 * kernels::kPanelRows, view, r0, nr, y.data(), 2 * kernels::kPanelRows, 0, nullptr, nullptr);
+    for (int64_t r0 = 0; r0 < rows; r0 += kernel.rows) {
+      const int nr = static_cast<int>(std::min<int64_t>(kernel.rows, rows - r0));
+      kernel.run(views, 2, 2 * kernels::kPanelRows, view, r0, nr, y.data(), 2 * kernels::kPanelRows, 0, nullptr,
+                 nullptr);
     }
     benchmark::DoNotOptimize(y.data());
   }

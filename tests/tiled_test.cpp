@@ -232,7 +232,7 @@ TEST(TiledKernels, LevelsAtTheEdgeOfTheirReachStayExact) {
                                  .offsets = nullptr, .reach = reach};
       for (const Isa isa : runtime::supported_isas()) {
         const paths::ActivationBuffer acts(x.data(), kRows, kK, Type::Q8_0, isa);
-        const kernels::TileFn fn = kernels::find_tile(isa, {});
+        const kernels::TileFn fn = kernels::find_tile(isa, {}).run;
         std::vector<float> y(static_cast<size_t>(kRows * kernels::kPanelRows));
         fn(&panel, 1, kernels::kPanelRows, acts.tile_view(32), 0, kRows, y.data(), kernels::kPanelRows, 0, nullptr,
            nullptr);
@@ -245,6 +245,67 @@ TEST(TiledKernels, LevelsAtTheEdgeOfTheirReachStayExact) {
             }
             EXPECT_NEAR(y[static_cast<size_t>(r * kernels::kPanelRows + l)], want, 1e-5 * std::abs(want))
                 << runtime::isa_name(isa) << " reach " << reach << " level " << level << " row " << r;
+          }
+        }
+      }
+    }
+  }
+}
+
+// A tile kernel holds as many rows in registers as its form allows (TileKernel::rows) and takes up to
+// kMaxTileRows in one call, the rest in turns: every level, form and row count gives what the portable kernel
+// gives one row at a time, on two panels whose last 3 rows are not stored.
+TEST(TiledKernels, EveryFormTakesUpToTheMostRowsInOneCall) {
+  constexpr int64_t kK = 128;
+  constexpr int kValid = 2 * kernels::kPanelRows - 3, kLdy = 2 * kernels::kPanelRows;
+  std::mt19937 rng(7);
+  std::normal_distribution<float> normal;
+  std::uniform_int_distribution<int> byte(0, 255);
+  std::vector<float> x(static_cast<size_t>(kernels::kMaxTileRows * kK)), residual(x.size() / kK * kLdy);
+  for (auto& v : x) v = normal(rng);
+  for (auto& v : residual) v = normal(rng);
+  const auto sized = [](int64_t n) { return static_cast<size_t>(n); };
+  for (const kernels::PanelShape shape : {kernels::PanelShape{.scale_pairs = false},
+                                          {.scale_pairs = false, .offset_pairs = false, .asymmetric = true},
+                                          {}, {.asymmetric = true}, {.offset_pairs = false, .asymmetric = true}}) {
+    runtime::AlignedVector<uint8_t> codes[2];
+    std::vector<float> scales[2], offsets[2];
+    kernels::Panel panels[2];
+    for (int p = 0; p < 2; ++p) {
+      codes[p].resize(sized(kK * kernels::kPanelRows));
+      for (auto& c : codes[p]) c = static_cast<uint8_t>(byte(rng));
+      scales[p].resize(sized(kK / shape.group() * kernels::kPanelRows));
+      offsets[p].resize(sized(kK / shape.offset_group() * kernels::kPanelRows));
+      for (auto& s : scales[p]) s = normal(rng);
+      for (auto& o : offsets[p]) o = normal(rng);
+      panels[p] = {.group = shape.group(), .offset_group = shape.offset_group(), .codes = codes[p].data(),
+                   .scales = scales[p].data(), .offsets = shape.asymmetric ? offsets[p].data() : nullptr};
+    }
+    const std::string form = fmt::format("S{} O{}", shape.group(), shape.asymmetric ? shape.offset_group() : 0);
+    const paths::ActivationBuffer portable_acts(x.data(), kernels::kMaxTileRows, kK, Type::Q8_0, Isa::Scalar);
+    std::vector<float> want(residual.size());
+    for (int r = 0; r < kernels::kMaxTileRows; ++r) {
+      kernels::find_tile(Isa::Scalar, shape).run(panels, 2, kValid, portable_acts.tile_view(shape.offset_group()), r,
+                                                 1, want.data(), kLdy, 0, residual.data(), nullptr);
+    }
+    for (const Isa isa : runtime::supported_isas()) {
+      const kernels::TileKernel kernel = kernels::find_tile(isa, shape);
+      EXPECT_GE(kernel.rows, 1) << form;
+      EXPECT_LE(kernel.rows, kernels::kMaxTileRows) << form;
+      const paths::ActivationBuffer acts(x.data(), kernels::kMaxTileRows, kK, Type::Q8_0, isa);
+      for (int nr = 1; nr <= kernels::kMaxTileRows; ++nr) {
+        std::vector<float> y(want.size(), -1.0f);
+        kernel.run(panels, 2, kValid, acts.tile_view(shape.offset_group()), 0, nr, y.data(), kLdy, 0,
+                   residual.data(), nullptr);
+        for (int r = 0; r < kernels::kMaxTileRows; ++r) {
+          for (int l = 0; l < kLdy; ++l) {
+            const size_t at = sized(r * kLdy + l);
+            const auto where = fmt::format("{} {} rows {}: row {} lane {}", runtime::isa_name(isa), form, nr, r, l);
+            if (r < nr && l < kValid) {
+              EXPECT_NEAR(y[at], want[at], 1e-4f * (1.0f + std::abs(want[at]))) << where;
+            } else {
+              EXPECT_EQ(y[at], -1.0f) << where;  // not a row of the call, or a lane past `valid`
+            }
           }
         }
       }

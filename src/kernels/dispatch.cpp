@@ -55,7 +55,7 @@ QuantizeActFn find_quantize_act(runtime::Isa isa) {
   return highest(isa, [](const IsaKernels& k) { return k.quantize_act; });
 }
 
-TileFn find_tile(runtime::Isa isa, const PanelShape& shape) {
+TileKernel find_tile(runtime::Isa isa, const PanelShape& shape) {
   const auto form = static_cast<size_t>(tile_form(shape));
   switch (isa) {
     case runtime::Isa::Avx512:

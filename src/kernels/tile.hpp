@@ -56,29 +56,36 @@ inline TileForm tile_form(const PanelShape& shape) {
 using TileFn = void (*)(const Panel* panels, int panel_count, int valid, const TileActivations& x, int64_t r0, int nr,
                         float* y, int64_t ldy, int64_t o0, const float* residual, L2Stream* ahead);
 
+// A tile kernel and the activation rows it holds in registers at once: calls of more rows (up to kMaxTileRows)
+// run in turns, so callers cut rows into runs of `rows`.
+struct TileKernel {
+  TileFn run = nullptr;
+  int rows = kMaxTileRows;
+};
+
 // Packing into a panel: 32 values (int8) of each of 16 weight rows, rows[l][0..31], go out as the 8 chunks of
 // 64 codes that hold them: chunks[c * 64 + l * 4 + j] = rows[l][4c + j] + 128.
 using PackFn = void (*)(const int8_t* const (&rows)[kPanelRows], uint8_t* chunks);
 
 // Each level's tile kernels, by TileForm, and its packing.
 namespace scalar {
-extern const TileFn tile_int8[kTileForms];
+extern const TileKernel tile_int8[kTileForms];
 extern const PackFn pack_panel;
 }
 namespace avx2 {
-extern const TileFn tile_int8[kTileForms];
+extern const TileKernel tile_int8[kTileForms];
 extern const PackFn pack_panel;
 }
 namespace avxvnni {
-extern const TileFn tile_int8[kTileForms];
+extern const TileKernel tile_int8[kTileForms];
 extern const PackFn pack_panel;
 }
 namespace avx512 {
-extern const TileFn tile_int8[kTileForms];  // (no packing: every format has an AVX-512 panel decoder)
+extern const TileKernel tile_int8[kTileForms];  // (no packing: every format has an AVX-512 panel decoder)
 }
 
 // The tile kernel of a level for a panel's shape.
-TileFn find_tile(runtime::Isa isa, const PanelShape& shape);
+TileKernel find_tile(runtime::Isa isa, const PanelShape& shape);
 // The packing of a level.
 PackFn find_pack(runtime::Isa isa);
 

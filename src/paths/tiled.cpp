@@ -21,9 +21,6 @@ namespace {
 
 using kernels::kPanelRows;
 
-// Activation rows per tile kernel call: the most the kernels hold in registers.
-constexpr int kTileRows = kernels::kMaxTileRows;
-
 // The rows of the range that come next stream into L2 ahead of their panels, so that those do not start cold from
 // memory. Each row's decoding prefetches its own lines 2 KB on; in rows shorter than 6 KB that falls mostly into
 // rows its panel reads anyway, and each panel streams the next 16 rows while it decodes (rows of 1 to 4 KB at 8
@@ -59,18 +56,16 @@ void tiled_columns(const Weight& w, const ActivationBuffer& x, int64_t m0, int64
     }
     // Both panels share one kernel, so they share one grouping.
     const kernels::Panel panels[2] = {buffers[0].pack(shape), count == 2 ? buffers[1].pack(shape) : kernels::Panel{}};
-    const kernels::TileFn kernel = kernels::find_tile(isa, shape);
+    const kernels::TileKernel kernel = kernels::find_tile(isa, shape);
     const kernels::TileActivations acts = x.tile_view(shape.offset_group());
     const int64_t next = o0 + valid, next_rows = by_panels ? 0 : std::min<int64_t>(m1 - next, 2 * kPanelRows);
-    // Paced for one step per 32 values in each tile call below. The kernels step once per group of S values, so
-    // with S = 16 the stream ends halfway through the calls: paced for 16 instead it measured 0.92 to 1.0 times
-    // (q6_K, iq2_xs, iq2_s at 8 to 512 rows, ABBA rounds).
+    // Paced for one step per 32 values in each tile call below.
     kernels::L2Stream stream(static_cast<const uint8_t*>(w.data) + next * w.row_bytes(), next_rows * w.row_bytes(),
-                             balanced_run_count(x.rows(), kTileRows) * (w.k / 32));
+                             balanced_run_count(x.rows(), kernel.rows) * (w.k / 32));
     // Balanced tiles: 8 rows as 4 + 4, not 6 + 2, whose 2-row tile would load the panels as often as the 6-row
     // one for a third of the work.
-    balanced_runs(x.rows(), kTileRows, [&](int64_t r0, int nr) {
-      kernel(panels, count, valid, acts, r0, nr, y, ldy, o0, residual, &stream);
+    balanced_runs(x.rows(), kernel.rows, [&](int64_t r0, int nr) {
+      kernel.run(panels, count, valid, acts, r0, nr, y, ldy, o0, residual, &stream);
     });
   }
 }

@@ -1,10 +1,15 @@
-// The int8 tile kernel, AVX-512 VNNI: 16 weight rows per register (one int32 lane each), 1 or 2 panels, up to
-// 6 activation rows, so up to 12 int32 and 12 f32 accumulators stay in registers. Per group of S values the
-// int32 dot products (vpdpbusd: unsigned weight codes x broadcast signed activation codes) become f32 once,
-// scaled by weight scale x activation scale; asymmetric weights subtract offset x activation sum, per group of O
-// values (O = 0: symmetric).
+// The int8 tile kernel, AVX-512 VNNI: 16 weight rows per register (one int32 lane each), 1 or 2 panels, a few
+// activation rows. Per group of 32 activation values (one activation scale) the int32 dot products (vpdpbusd:
+// unsigned weight codes x broadcast signed activation codes) of each weight scale group (S = 32: one, S = 16:
+// two halves) become f32, scaled by the weight scale and added up; the activation scale multiplies their total
+// once. Asymmetric weights subtract offset x activation sum, per group of O values (O = 0: symmetric).
+//
+// S = 32 holds the int32 sums and f32 sums of 6 rows x 2 panels in 24 registers. S = 16 holds the first half's
+// scaled sums besides, so it takes 4 rows: one multiply per activation group instead of one per half, which ran
+// 1.07 to 1.09 times as fast as 6 rows scaling each half on its own (q6_K, iq2_xs, iq2_s; 516 rows of 14336).
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "kernels/avx512/kernels.hpp"
@@ -19,46 +24,65 @@ inline int32_t load_i32(const int8_t* p) {
   return v;
 }
 
+constexpr int most_rows(int S) { return S == 16 ? 4 : 6; }
+
 template <int P, int NR, int S, int O>
 void tile_rows(const Panel* panels, int valid, const TileActivations& x, int64_t r0, float* y, int64_t ldy,
                int64_t o0, const float* residual, L2Stream* ahead) {
-  // Activation groups are the finer of S and O: H of them per scale group.
-  constexpr int H = O == 16 ? S / 16 : 1;
-  const int64_t groups = x.k / S;
+  static_assert(NR <= most_rows(S));
+  // x.group holds groups of the finer of S and O values: E of them per activation group.
+  constexpr int E = S == 16 || O == 16 ? 2 : 1;
+  constexpr int kHalves = 32 / S;  // weight scale groups per activation group
+  const int64_t groups = x.k / 32;
   __m512 acc[NR][P];
   for (int r = 0; r < NR; ++r) {
     for (int p = 0; p < P; ++p) acc[r][p] = _mm512_setzero_ps();
   }
   for (int64_t g = 0; g < groups; ++g) {
     if (ahead) ahead->step();
-    __m512i t[NR][P];
-    for (int r = 0; r < NR; ++r) {
-      const TileGroup* xg = x.group + ((r0 + r) * groups + g) * H;
-      int32_t bias = xg[0].bias;
-      if constexpr (H == 2) bias += xg[1].bias;
-      for (int p = 0; p < P; ++p) t[r][p] = _mm512_set1_epi32(bias);
-    }
-    for (int c = 0; c < S / 4; ++c) {
-      const int64_t chunk = g * (S / 4) + c;
-      __m512i w[P];
-      for (int p = 0; p < P; ++p) w[p] = _mm512_loadu_si512(panels[p].codes + chunk * 64);
+    const TileGroup* xg[NR];
+    for (int r = 0; r < NR; ++r) xg[r] = x.group + ((r0 + r) * groups + g) * E;
+    __m512 total[NR][P];  // S = 16: the first half's weight scale x int32 dot product
+    const auto half = [&]<int h>() {
+      __m512i t[NR][P];
       for (int r = 0; r < NR; ++r) {
-        const __m512i xb = _mm512_set1_epi32(load_i32(x.q + (r0 + r) * x.k + chunk * 4));
-        for (int p = 0; p < P; ++p) t[r][p] = _mm512_dpbusd_epi32(t[r][p], w[p], xb);
+        const int32_t bias = S == 16 ? xg[r][h].bias : E == 2 ? xg[r][0].bias + xg[r][1].bias : xg[r][0].bias;
+        for (int p = 0; p < P; ++p) t[r][p] = _mm512_set1_epi32(bias);
       }
-    }
-    __m512 scale[P], offset[P][H];
-    for (int p = 0; p < P; ++p) {
-      scale[p] = _mm512_loadu_ps(panels[p].scales + g * 16);
-      for (int h = 0; h < H && O > 0; ++h) offset[p][h] = _mm512_loadu_ps(panels[p].offsets + (g * H + h) * 16);
-    }
-    for (int r = 0; r < NR; ++r) {
-      const TileGroup* xg = x.group + ((r0 + r) * groups + g) * H;
-      const __m512 dx = _mm512_set1_ps(xg[0].d);
-      for (int p = 0; p < P; ++p) acc[r][p] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(t[r][p]), _mm512_mul_ps(scale[p], dx), acc[r][p]);
-      for (int h = 0; h < H && O > 0; ++h) {
-        const __m512 sum = _mm512_set1_ps(xg[h].sum);
-        for (int p = 0; p < P; ++p) acc[r][p] = _mm512_fnmadd_ps(offset[p][h], sum, acc[r][p]);
+      for (int c = 0; c < S / 4; ++c) {
+        const int64_t chunk = g * 8 + h * (S / 4) + c;
+        __m512i w[P];
+        for (int p = 0; p < P; ++p) w[p] = _mm512_loadu_si512(panels[p].codes + chunk * 64);
+        for (int r = 0; r < NR; ++r) {
+          const __m512i xb = _mm512_set1_epi32(load_i32(x.q + (r0 + r) * x.k + chunk * 4));
+          for (int p = 0; p < P; ++p) t[r][p] = _mm512_dpbusd_epi32(t[r][p], w[p], xb);
+        }
+      }
+      for (int p = 0; p < P; ++p) {
+        const __m512 scale = _mm512_loadu_ps(panels[p].scales + (g * kHalves + h) * 16);
+        for (int r = 0; r < NR; ++r) {
+          const __m512 dot = _mm512_cvtepi32_ps(t[r][p]);
+          const __m512 dx = _mm512_set1_ps(xg[r][0].d);
+          if constexpr (kHalves == 1) {
+            acc[r][p] = _mm512_fmadd_ps(dot, _mm512_mul_ps(scale, dx), acc[r][p]);
+          } else if constexpr (h == 0) {
+            total[r][p] = _mm512_mul_ps(dot, scale);
+          } else {
+            acc[r][p] = _mm512_fmadd_ps(_mm512_fmadd_ps(dot, scale, total[r][p]), dx, acc[r][p]);
+          }
+        }
+      }
+    };
+    half.template operator()<0>();
+    if constexpr (kHalves == 2) half.template operator()<1>();
+    if constexpr (O > 0) {
+      for (int e = 0; e < E; ++e) {
+        __m512 offset[P];
+        for (int p = 0; p < P; ++p) offset[p] = _mm512_loadu_ps(panels[p].offsets + (g * E + e) * 16);
+        for (int r = 0; r < NR; ++r) {
+          const __m512 sum = _mm512_set1_ps(xg[r][e].sum);
+          for (int p = 0; p < P; ++p) acc[r][p] = _mm512_fnmadd_ps(offset[p], sum, acc[r][p]);
+        }
       }
     }
   }
@@ -77,22 +101,24 @@ void tile_rows(const Panel* panels, int valid, const TileActivations& x, int64_t
 template <int S, int O>
 void tile(const Panel* panels, int panel_count, int valid, const TileActivations& x, int64_t r0, int nr, float* y,
           int64_t ldy, int64_t o0, const float* residual, L2Stream* ahead) {
-  auto run = [&]<int P>() {
-    switch (nr) {
-      case 1: return tile_rows<P, 1, S, O>(panels, valid, x, r0, y, ldy, o0, residual, ahead);
-      case 2: return tile_rows<P, 2, S, O>(panels, valid, x, r0, y, ldy, o0, residual, ahead);
-      case 3: return tile_rows<P, 3, S, O>(panels, valid, x, r0, y, ldy, o0, residual, ahead);
-      case 4: return tile_rows<P, 4, S, O>(panels, valid, x, r0, y, ldy, o0, residual, ahead);
-      case 5: return tile_rows<P, 5, S, O>(panels, valid, x, r0, y, ldy, o0, residual, ahead);
-      default: return tile_rows<P, 6, S, O>(panels, valid, x, r0, y, ldy, o0, residual, ahead);
-    }
-  };
-  if (panel_count == 2) return run.template operator()<2>();
-  return run.template operator()<1>();
+  // More rows than the registers hold run in turns.
+  for (int done = 0; done < nr;) {
+    const int n = std::min(nr - done, most_rows(S));
+    with_rows(n, [&]<int NR>() {
+      if constexpr (NR <= most_rows(S)) {
+        if (panel_count == 2) return tile_rows<2, NR, S, O>(panels, valid, x, r0 + done, y, ldy, o0, residual, ahead);
+        return tile_rows<1, NR, S, O>(panels, valid, x, r0 + done, y, ldy, o0, residual, ahead);
+      }
+    });
+    done += n;
+  }
 }
+
+template <int S, int O>
+constexpr TileKernel kTile{tile<S, O>, most_rows(S)};
 
 }  // namespace
 
-const TileFn tile_int8[kTileForms] = {tile<16, 0>, tile<16, 16>, tile<32, 0>, tile<32, 32>, tile<32, 16>};
+const TileKernel tile_int8[kTileForms] = {kTile<16, 0>, kTile<16, 16>, kTile<32, 0>, kTile<32, 32>, kTile<32, 16>};
 
 }  // namespace ggufmm::kernels::avx512
