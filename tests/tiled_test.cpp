@@ -90,6 +90,22 @@ TEST(TiledPanels, EveryFormatHasAnAvx512PanelDecoder) {
   }
 }
 
+// Formats whose AVX-512 panels keep one scale per block of 256 say so, so that the kernels scale once a block;
+// those with scales per 32 (Q4_K, Q8_0) do not.
+TEST(TiledPanels, OneScalePerBlockWhereTheFormatHasIt) {
+  const std::vector<Isa> isas = runtime::supported_isas();
+  if (std::find(isas.begin(), isas.end(), Isa::Avx512) == isas.end()) GTEST_SKIP() << "no AVX-512 on this machine";
+  std::mt19937 rng(11);
+  for (const auto& [name, k, blocks] : {std::tuple{"q2_K", 512, true}, {"q3_K", 512, true}, {"tq1_0", 512, true},
+                                        {"tq2_0", 512, true}, {"q4_K", 512, false}, {"q8_0", 512, false}}) {
+    const Type type = type_info(name)->type;
+    const std::vector<uint8_t> bytes = test::random_weight(type, kernels::kPanelRows, k, rng);
+    const Weight w{.type = type, .k = k, .m = kernels::kPanelRows, .data = bytes.data()};
+    paths::PanelBuffer panel;
+    EXPECT_EQ(panel.decode(*format::find(type), w, 0, kernels::kPanelRows, Isa::Avx512).scale_blocks, blocks) << name;
+  }
+}
+
 // Random blocks hold every scale and level, the golden file perhaps not all: Q3_K's scale -32 at level -4 is where
 // its AVX-512 panels' folded code reaches -128. Every level's panels are the format's dequantization all the same.
 TEST(TiledPanels, RandomQ3KBlocksReproduceDequant) {
@@ -256,7 +272,7 @@ TEST(TiledKernels, LevelsAtTheEdgeOfTheirReachStayExact) {
 // kMaxTileRows in one call, the rest in turns: every level, form and row count gives what the portable kernel
 // gives one row at a time, on two panels whose last 3 rows are not stored.
 TEST(TiledKernels, EveryFormTakesUpToTheMostRowsInOneCall) {
-  constexpr int64_t kK = 128;
+  constexpr int64_t kK = 512;
   constexpr int kValid = 2 * kernels::kPanelRows - 3, kLdy = 2 * kernels::kPanelRows;
   std::mt19937 rng(7);
   std::normal_distribution<float> normal;
@@ -265,9 +281,14 @@ TEST(TiledKernels, EveryFormTakesUpToTheMostRowsInOneCall) {
   for (auto& v : x) v = normal(rng);
   for (auto& v : residual) v = normal(rng);
   const auto sized = [](int64_t n) { return static_cast<size_t>(n); };
-  for (const kernels::PanelShape shape : {kernels::PanelShape{.scale_pairs = false},
-                                          {.scale_pairs = false, .offset_pairs = false, .asymmetric = true},
-                                          {}, {.asymmetric = true}, {.offset_pairs = false, .asymmetric = true}}) {
+  for (const kernels::PanelShape shape :
+       {kernels::PanelShape{.scale_pairs = false},
+        {.scale_pairs = false, .offset_pairs = false, .asymmetric = true},
+        {},
+        {.asymmetric = true},
+        {.offset_pairs = false, .asymmetric = true},
+        {.scale_blocks = true},
+        {.offset_pairs = false, .asymmetric = true, .scale_blocks = true}}) {
     runtime::AlignedVector<uint8_t> codes[2];
     std::vector<float> scales[2], offsets[2];
     kernels::Panel panels[2];
@@ -278,10 +299,15 @@ TEST(TiledKernels, EveryFormTakesUpToTheMostRowsInOneCall) {
       offsets[p].resize(sized(kK / shape.offset_group() * kernels::kPanelRows));
       for (auto& s : scales[p]) s = normal(rng);
       for (auto& o : offsets[p]) o = normal(rng);
+      // Blocks of 256 values share the scale of their first 32.
+      for (size_t i = 0; i < scales[p].size() && shape.scale_blocks; ++i) {
+        scales[p][i] = scales[p][i / (8 * kernels::kPanelRows) * 8 * kernels::kPanelRows + i % kernels::kPanelRows];
+      }
       panels[p] = {.group = shape.group(), .offset_group = shape.offset_group(), .codes = codes[p].data(),
                    .scales = scales[p].data(), .offsets = shape.asymmetric ? offsets[p].data() : nullptr};
     }
-    const std::string form = fmt::format("S{} O{}", shape.group(), shape.asymmetric ? shape.offset_group() : 0);
+    const std::string form = fmt::format("S{} O{}", shape.scale_blocks ? 256 : shape.group(),
+                                         shape.asymmetric ? shape.offset_group() : 0);
     const paths::ActivationBuffer portable_acts(x.data(), kernels::kMaxTileRows, kK, Type::Q8_0, Isa::Scalar);
     std::vector<float> want(residual.size());
     for (int r = 0; r < kernels::kMaxTileRows; ++r) {

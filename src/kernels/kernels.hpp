@@ -41,14 +41,17 @@ using GemvFn = void (*)(const uint8_t* w, size_t row_bytes, int64_t m0, int64_t 
                         int64_t ldy, const float* residual);
 
 // How a panel's 16-value factors can be grouped: scales by 32 where every pair agrees bit for bit, offsets
-// likewise, and whether any offset is set (not +-0). (Q2_K, its integer sub-scales folded into the codes, has
-// one scale per block and offsets per 16.)
+// likewise, and whether any offset is set (not +-0). Scales may even agree across each run of 256 values (k a
+// multiple of 256): Q2_K and Q3_K, their integer sub-scales folded into the codes, have one scale per block, and
+// Q2_K offsets per 16.
 struct PanelShape {
   bool scale_pairs = true;
   bool offset_pairs = true;
   bool asymmetric = false;
+  bool scale_blocks = false;  // one scale per 256 values (with scale_pairs)
   PanelShape operator&(const PanelShape& o) const {
-    return {scale_pairs && o.scale_pairs, offset_pairs && o.offset_pairs, asymmetric || o.asymmetric};
+    return {scale_pairs && o.scale_pairs, offset_pairs && o.offset_pairs, asymmetric || o.asymmetric,
+            scale_blocks && o.scale_blocks};
   }
   // Values per scale, and per offset (equal where there are none).
   int group() const { return scale_pairs ? 32 : 16; }

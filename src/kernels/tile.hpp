@@ -41,13 +41,16 @@ struct TileActivations {
   const TileGroup* group = nullptr;  // [rows][k / min(S, O)]
 };
 
-// The tile kernels' forms: S/O of the panel, O = 0 for symmetric weights.
-enum class TileForm { S16, S16O16, S32, S32O32, S32O16 };
-inline constexpr int kTileForms = 5;
+// The tile kernels' forms: S/O of the panel, O = 0 for symmetric weights. S = 256 panels keep their scales per
+// 32 (Panel::group 32), all 8 of a run the same, which kernels may read once per run or as S = 32.
+enum class TileForm { S16, S16O16, S32, S32O32, S32O16, S256, S256O16 };
+inline constexpr int kTileForms = 7;
 inline TileForm tile_form(const PanelShape& shape) {
-  if (!shape.asymmetric) return shape.group() == 32 ? TileForm::S32 : TileForm::S16;
+  const bool blocks = shape.scale_pairs && shape.scale_blocks;
+  if (!shape.asymmetric) return blocks ? TileForm::S256 : shape.group() == 32 ? TileForm::S32 : TileForm::S16;
   if (shape.group() == 16) return TileForm::S16O16;
-  return shape.offset_group() == 32 ? TileForm::S32O32 : TileForm::S32O16;
+  if (shape.offset_group() == 32) return TileForm::S32O32;
+  return blocks ? TileForm::S256O16 : TileForm::S32O16;
 }
 
 // y[r * ldy + o0 + l] = sum_i W[o0 + l][i] * X[r][i] (+ residual) for rows r in [r0, r0 + nr), and weight

@@ -208,9 +208,10 @@ PanelShape panel_rows(const uint8_t* w, size_t row_bytes, int rows, int64_t k, u
   }
   const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));  // q + 128: the panel's unsigned codes
   // The shape, from the bits of each row's scales and offsets: a pair differs where a sub-block's bits differ
-  // from its neighbour's (the padded rows and blocks are zero: they agree, with no offset).
+  // from its neighbour's, a run where any differs from its first (the padded rows and blocks are zero: they
+  // agree, with no offset).
   __m512i scale_split = _mm512_setzero_si512(), offset_split = _mm512_setzero_si512();
-  __m512i offset = _mm512_setzero_si512();
+  __m512i block_split = _mm512_setzero_si512(), offset = _mm512_setzero_si512();
   const auto differ = [](__m512i split, __m512i bits) {
     return _mm512_ternarylogic_epi32(split, bits, _mm512_maskz_shuffle_epi32(0xffff, bits, _MM_PERM_CDAB), 0xf6);
   };
@@ -244,7 +245,10 @@ PanelShape panel_rows(const uint8_t* w, size_t row_bytes, int rows, int64_t k, u
         continue;
       }
       _mm512_store_ps(sc[l], s);
-      scale_split = differ(scale_split, _mm512_castps_si512(s));
+      const __m512i bits = _mm512_castps_si512(s);
+      scale_split = differ(scale_split, bits);
+      block_split = _mm512_ternarylogic_epi32(block_split, bits, _mm512_broadcastd_epi32(_mm512_castsi512_si128(bits)),
+                                              0xf6);
       if constexpr (F::kOffsets) {
         _mm512_store_ps(off[l], o);
         offset_split = differ(offset_split, _mm512_castps_si512(o));
@@ -302,9 +306,11 @@ PanelShape panel_rows(const uint8_t* w, size_t row_bytes, int rows, int64_t k, u
     }
   }
   const __m512i magnitude = _mm512_set1_epi32(0x7fffffff);
+  // (Formats with lane factors have a scale per 32 values.)
   return {.scale_pairs = _mm512_test_epi32_mask(scale_split, scale_split) == 0,
           .offset_pairs = _mm512_test_epi32_mask(offset_split, offset_split) == 0,
-          .asymmetric = _mm512_test_epi32_mask(offset, magnitude) != 0};
+          .asymmetric = _mm512_test_epi32_mask(offset, magnitude) != 0,
+          .scale_blocks = !LaneFactors<F> && k % kRun == 0 && _mm512_test_epi32_mask(block_split, block_split) == 0};
 }
 
 }  // namespace

@@ -1,12 +1,15 @@
-// The int8 tile kernel, AVX-512 VNNI: 16 weight rows per register (one int32 lane each), 1 or 2 panels, a few
-// activation rows. Per group of 32 activation values (one activation scale) the int32 dot products (vpdpbusd:
-// unsigned weight codes x broadcast signed activation codes) of each weight scale group (S = 32: one, S = 16:
-// two halves) become f32, scaled by the weight scale and added up; the activation scale multiplies their total
-// once. Asymmetric weights subtract offset x activation sum, per group of O values (O = 0: symmetric).
-//
-// S = 32 holds the int32 sums and f32 sums of 6 rows x 2 panels in 24 registers. S = 16 holds the first half's
-// scaled sums besides, so it takes 4 rows: one multiply per activation group instead of one per half, which ran
-// 1.07 to 1.09 times as fast as 6 rows scaling each half on its own (q6_K, iq2_xs, iq2_s; 516 rows of 14336).
+// The int8 tile kernels, AVX-512 VNNI: 16 weight rows per register (one int32 lane each), 1 or 2 panels, a few
+// activation rows. The int32 dot products (vpdpbusd: unsigned weight codes x broadcast signed activation codes)
+// of a group of 32 activation values (one activation scale) become f32 and are scaled; asymmetric weights
+// subtract offset x activation sum, per group of O values (O = 0: symmetric). Where the products are scaled
+// depends on how the weight scales group (S values a scale):
+// - S = 32: by weight scale x activation scale, per group.
+// - S = 16: each half by its weight scale, their total by the activation scale.
+// - S = 256: each group by its activation scale, the run's total by the weight scale.
+// S = 32 holds the int32 and f32 sums of 6 rows x 2 panels in 24 registers. S = 16 and 256 hold a partial total
+// besides, so they take 4 rows; that saves a multiply per half or group, which ran 1.04 to 1.10 times as fast
+// as 6 rows scaled the S = 32 way (one thread, 516 rows of 14336 values, alternated: q6_K, iq2_xs, iq2_s at
+// S = 16; q2_K 1.03, q3_K 1.08, tq2_0 1.03 to 1.07 at S = 256), and 1.0 to 1.07 from 8 to 64 rows.
 #include <immintrin.h>
 
 #include <algorithm>
@@ -18,23 +21,61 @@
 namespace ggufmm::kernels::avx512 {
 namespace {
 
-inline int32_t load_i32(const int8_t* p) {
-  int32_t v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
+constexpr int most_rows(int S) { return S == 32 ? 6 : 4; }
+
+template <int NR, int P>
+using Sums = __m512i[NR][P];
+template <int NR, int P>
+using Totals = __m512[NR][P];
+
+// The activation groups of one row, as x.group holds them: groups of the finer of S and O values, E per group of
+// 32.
+template <int S, int O>
+constexpr int kEntries = S == 16 || O == 16 ? 2 : 1;
+
+// The dot products of `chunks` chunks (4 values each) from `chunk` on, seeded with the activation codes' bias.
+template <int NR, int P>
+[[gnu::always_inline]] inline void dot_products(const Panel* panels, const TileActivations& x, int64_t r0,
+                                                int64_t chunk, int chunks, const int32_t (&bias)[NR], Sums<NR, P>& t) {
+  for (int r = 0; r < NR; ++r) {
+    for (int p = 0; p < P; ++p) t[r][p] = _mm512_set1_epi32(bias[r]);
+  }
+  for (int c = 0; c < chunks; ++c) {
+    __m512i w[P];
+    for (int p = 0; p < P; ++p) w[p] = _mm512_loadu_si512(panels[p].codes + (chunk + c) * 64);
+    for (int r = 0; r < NR; ++r) {
+      int32_t codes;
+      std::memcpy(&codes, x.q + (r0 + r) * x.k + (chunk + c) * 4, sizeof codes);
+      const __m512i xb = _mm512_set1_epi32(codes);
+      for (int p = 0; p < P; ++p) t[r][p] = _mm512_dpbusd_epi32(t[r][p], w[p], xb);
+    }
+  }
 }
 
-constexpr int most_rows(int S) { return S == 16 ? 4 : 6; }
+// Group g's offsets x activation sums, off the sums.
+template <int NR, int P, int S, int O>
+[[gnu::always_inline]] inline void subtract_offsets(const Panel* panels, const TileGroup* const (&xg)[NR], int64_t g,
+                                                    Totals<NR, P>& acc) {
+  if constexpr (O > 0) {
+    constexpr int E = kEntries<S, O>;
+    for (int e = 0; e < E; ++e) {
+      __m512 offset[P];
+      for (int p = 0; p < P; ++p) offset[p] = _mm512_loadu_ps(panels[p].offsets + (g * E + e) * 16);
+      for (int r = 0; r < NR; ++r) {
+        const __m512 sum = _mm512_set1_ps(xg[r][e].sum);
+        for (int p = 0; p < P; ++p) acc[r][p] = _mm512_fnmadd_ps(offset[p], sum, acc[r][p]);
+      }
+    }
+  }
+}
 
-template <int P, int NR, int S, int O>
+template <int NR, int P, int S, int O>
 void tile_rows(const Panel* panels, int valid, const TileActivations& x, int64_t r0, float* y, int64_t ldy,
                int64_t o0, const float* residual, L2Stream* ahead) {
   static_assert(NR <= most_rows(S));
-  // x.group holds groups of the finer of S and O values: E of them per activation group.
-  constexpr int E = S == 16 || O == 16 ? 2 : 1;
-  constexpr int kHalves = 32 / S;  // weight scale groups per activation group
+  constexpr int E = kEntries<S, O>;
   const int64_t groups = x.k / 32;
-  __m512 acc[NR][P];
+  Totals<NR, P> acc, part;  // part: S = 16, the first half's; S = 256, the run's so far
   for (int r = 0; r < NR; ++r) {
     for (int p = 0; p < P; ++p) acc[r][p] = _mm512_setzero_ps();
   }
@@ -42,49 +83,49 @@ void tile_rows(const Panel* panels, int valid, const TileActivations& x, int64_t
     if (ahead) ahead->step();
     const TileGroup* xg[NR];
     for (int r = 0; r < NR; ++r) xg[r] = x.group + ((r0 + r) * groups + g) * E;
-    __m512 total[NR][P];  // S = 16: the first half's weight scale x int32 dot product
-    const auto half = [&]<int h>() {
-      __m512i t[NR][P];
-      for (int r = 0; r < NR; ++r) {
-        const int32_t bias = S == 16 ? xg[r][h].bias : E == 2 ? xg[r][0].bias + xg[r][1].bias : xg[r][0].bias;
-        for (int p = 0; p < P; ++p) t[r][p] = _mm512_set1_epi32(bias);
-      }
-      for (int c = 0; c < S / 4; ++c) {
-        const int64_t chunk = g * 8 + h * (S / 4) + c;
-        __m512i w[P];
-        for (int p = 0; p < P; ++p) w[p] = _mm512_loadu_si512(panels[p].codes + chunk * 64);
-        for (int r = 0; r < NR; ++r) {
-          const __m512i xb = _mm512_set1_epi32(load_i32(x.q + (r0 + r) * x.k + chunk * 4));
-          for (int p = 0; p < P; ++p) t[r][p] = _mm512_dpbusd_epi32(t[r][p], w[p], xb);
-        }
-      }
-      for (int p = 0; p < P; ++p) {
-        const __m512 scale = _mm512_loadu_ps(panels[p].scales + (g * kHalves + h) * 16);
-        for (int r = 0; r < NR; ++r) {
-          const __m512 dot = _mm512_cvtepi32_ps(t[r][p]);
-          const __m512 dx = _mm512_set1_ps(xg[r][0].d);
-          if constexpr (kHalves == 1) {
-            acc[r][p] = _mm512_fmadd_ps(dot, _mm512_mul_ps(scale, dx), acc[r][p]);
-          } else if constexpr (h == 0) {
-            total[r][p] = _mm512_mul_ps(dot, scale);
-          } else {
-            acc[r][p] = _mm512_fmadd_ps(_mm512_fmadd_ps(dot, scale, total[r][p]), dx, acc[r][p]);
+    int32_t bias[NR];
+    Sums<NR, P> t;
+    if constexpr (S == 16) {
+#pragma GCC unroll 2
+      for (int half = 0; half < 2; ++half) {
+        for (int r = 0; r < NR; ++r) bias[r] = xg[r][half].bias;
+        dot_products<NR, P>(panels, x, r0, g * 8 + half * 4, 4, bias, t);
+        for (int p = 0; p < P; ++p) {
+          const __m512 scale = _mm512_loadu_ps(panels[p].scales + (2 * g + half) * 16);
+          for (int r = 0; r < NR; ++r) {
+            const __m512 dot = _mm512_cvtepi32_ps(t[r][p]);
+            if (half == 0) {
+              part[r][p] = _mm512_mul_ps(dot, scale);
+            } else {
+              const __m512 dx = _mm512_set1_ps(xg[r][0].d);
+              acc[r][p] = _mm512_fmadd_ps(_mm512_fmadd_ps(dot, scale, part[r][p]), dx, acc[r][p]);
+            }
           }
         }
       }
-    };
-    half.template operator()<0>();
-    if constexpr (kHalves == 2) half.template operator()<1>();
-    if constexpr (O > 0) {
-      for (int e = 0; e < E; ++e) {
-        __m512 offset[P];
-        for (int p = 0; p < P; ++p) offset[p] = _mm512_loadu_ps(panels[p].offsets + (g * E + e) * 16);
-        for (int r = 0; r < NR; ++r) {
-          const __m512 sum = _mm512_set1_ps(xg[r][e].sum);
-          for (int p = 0; p < P; ++p) acc[r][p] = _mm512_fnmadd_ps(offset[p], sum, acc[r][p]);
+    } else {
+      for (int r = 0; r < NR; ++r) bias[r] = E == 2 ? xg[r][0].bias + xg[r][1].bias : xg[r][0].bias;
+      dot_products<NR, P>(panels, x, r0, g * 8, 8, bias, t);
+      __m512 scale[P];
+      for (int p = 0; p < P; ++p) scale[p] = _mm512_loadu_ps(panels[p].scales + g * 16);
+      for (int r = 0; r < NR; ++r) {
+        const __m512 dx = _mm512_set1_ps(xg[r][0].d);
+        for (int p = 0; p < P; ++p) {
+          const __m512 dot = _mm512_cvtepi32_ps(t[r][p]);
+          if constexpr (S == 32) {
+            acc[r][p] = _mm512_fmadd_ps(dot, _mm512_mul_ps(scale[p], dx), acc[r][p]);
+          } else {
+            part[r][p] = _mm512_fmadd_ps(dot, dx, g % 8 == 0 ? _mm512_setzero_ps() : part[r][p]);
+          }
+        }
+      }
+      if (S == 256 && g % 8 == 7) {
+        for (int p = 0; p < P; ++p) {
+          for (int r = 0; r < NR; ++r) acc[r][p] = _mm512_fmadd_ps(part[r][p], scale[p], acc[r][p]);
         }
       }
     }
+    subtract_offsets<NR, P, S, O>(panels, xg, g, acc);
   }
   for (int p = 0; p < P; ++p) {
     const int lanes = valid - p * kPanelRows;
@@ -106,8 +147,8 @@ void tile(const Panel* panels, int panel_count, int valid, const TileActivations
     const int n = std::min(nr - done, most_rows(S));
     with_rows(n, [&]<int NR>() {
       if constexpr (NR <= most_rows(S)) {
-        if (panel_count == 2) return tile_rows<2, NR, S, O>(panels, valid, x, r0 + done, y, ldy, o0, residual, ahead);
-        return tile_rows<1, NR, S, O>(panels, valid, x, r0 + done, y, ldy, o0, residual, ahead);
+        if (panel_count == 2) return tile_rows<NR, 2, S, O>(panels, valid, x, r0 + done, y, ldy, o0, residual, ahead);
+        return tile_rows<NR, 1, S, O>(panels, valid, x, r0 + done, y, ldy, o0, residual, ahead);
       }
     });
     done += n;
@@ -119,6 +160,7 @@ constexpr TileKernel kTile{tile<S, O>, most_rows(S)};
 
 }  // namespace
 
-const TileKernel tile_int8[kTileForms] = {kTile<16, 0>, kTile<16, 16>, kTile<32, 0>, kTile<32, 32>, kTile<32, 16>};
+const TileKernel tile_int8[kTileForms] = {kTile<16, 0>,  kTile<16, 16>, kTile<32, 0>, kTile<32, 32>,
+                                          kTile<32, 16>, kTile<256, 0>, kTile<256, 16>};
 
 }  // namespace ggufmm::kernels::avx512

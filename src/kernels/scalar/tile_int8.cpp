@@ -40,6 +40,8 @@ void tile(const Panel* panels, int panel_count, int valid, const TileActivations
 
 }  // namespace
 
-const TileKernel tile_int8[kTileForms] = {{tile<16, 0>}, {tile<16, 16>}, {tile<32, 0>}, {tile<32, 32>}, {tile<32, 16>}};
+// S = 256 is S = 32 here.
+const TileKernel tile_int8[kTileForms] = {{tile<16, 0>},  {tile<16, 16>}, {tile<32, 0>}, {tile<32, 32>},
+                                          {tile<32, 16>}, {tile<32, 0>},  {tile<32, 16>}};
 
 }  // namespace ggufmm::kernels::scalar
