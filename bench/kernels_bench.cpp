@@ -53,7 +53,7 @@ void run(benchmark::State& state, runtime::Isa isa, Type type, int rows) {
 }
 
 // Two panels against `rows` activation rows: q8_0, q4_K, q6_K and q2_K take four of the tile forms (S32, S32O32,
-// S16 and S32O16: scales per 32 or 16 values, offsets per 32 or 16 or none).
+// S16, and at AVX-512 S256O16, elsewhere S32O16: scales per 32, 16 or 256 values, offsets per 32 or 16 or none).
 void run_tile(benchmark::State& state, runtime::Isa isa, Type type, int rows) {
   std::mt19937 rng(1);
   const TypeInfo& t = *type_info(type);
