@@ -7,14 +7,14 @@
 #include <bit>
 #include <cstdint>
 
+#include "format/iq2_grids.hpp"
 #include "format/iq3_grids.hpp"
 
 namespace ggufmm::format {
 
-// IQ2 lattices: 8 magnitudes per entry, each byte one of 0x08, 0x19, 0x2b (scaled by 1/4 on use).
-extern const uint64_t kIQ2XXSGrid[256];  // IQ2_XXS: 8-bit index
-extern const uint64_t kIQ2XSGrid[512];   // IQ2_XS: 9-bit index
-extern const uint64_t kIQ2SGrid[1024];   // IQ2_S: 10-bit index
+// IQ2 lattices: 8 magnitudes per entry, each byte one of 0x08, 0x19, 0x2b (scaled by 1/4 on use). kIQ2XXSGrid[256],
+// IQ2_XXS, 8-bit index, and kIQ2XSGrid[512], IQ2_XS, 9-bit index, in iq2_grids.hpp.
+extern const uint64_t kIQ2SGrid[1024];  // IQ2_S: 10-bit index
 
 // IQ3 lattices: 4 magnitudes per entry (iq3_grids.hpp). kIQ3XXSGrid[256], IQ3_XXS: bytes in {4, 12, 20, ..., 52,
 // 62}; kIQ3SGrid[512], IQ3_S: odd bytes 1..15.

@@ -143,8 +143,10 @@ inline __m512i epi16_pattern(F f) {
 }
 
 // The 8 grid words of one chunk (8 runs), index(j) being run j's: scalar loads, with the index worked out in
-// general registers. A gather of the same words is slow on AMD cores (Zen 4 decodes IQ2_XS 1.4 times faster
-// this way) and on Intel cores whose microcode mitigates GDS; on an unmitigated Intel core the two measured alike.
+// general registers. A gather of the same words is slow on AMD cores (Zen 4 decodes IQ2_XS 1.4 times faster, Zen 5
+// 1.9 at one row, this way) and on Intel cores whose microcode mitigates GDS; on an unmitigated Intel core the two
+// measured alike. The grids of up to 512 entries are looked up in registers instead where that pays
+// (grid_codes.hpp).
 template <class Index>
 inline __m512i grid_runs(const uint64_t* grid, Index index) {
   const auto word = [&](int j) { return static_cast<long long>(grid[index(j)]); };
@@ -175,8 +177,12 @@ inline __m256 eighth_of_half(uint16_t d) {
   return _mm256_mul_ps(_mm256_cvtph_ps(_mm_set1_epi16(static_cast<short>(d))), _mm256_set1_ps(0.125f));
 }
 
-template <class Codes>
+// A format may decode its blocks two ways: Codes below kManyRows activation rows, Many from there on (IQ2_XS: grid
+// words looked up in registers, then assembled from scalar loads, which leave the vector units to the rows).
+template <class Codes, class Many = Codes, int kManyRows = kMaxRowTileRows + 1>
 struct Grid8Step {
+  static_assert(Many::kForm == Codes::kForm && Many::kScaleValues == Codes::kScaleValues &&
+                Many::kPairings == Codes::kPairings);
   static constexpr int kBlockValues = 256;
   static constexpr int kBlocksPerStep = 1;
   static constexpr int kPairings = Codes::kPairings;
@@ -202,20 +208,21 @@ struct Grid8Step {
 
   template <int NR, int Blocks>
   static void step(const uint8_t* row, int64_t i, const Activations& x, __m512 (&acc)[NR]) {
-    const auto& block = reinterpret_cast<const typename Codes::Block*>(row)[i / kBlockValues];
+    using Decoder = std::conditional_t<(NR >= kManyRows), Many, Codes>;
+    const auto& block = reinterpret_cast<const typename Decoder::Block*>(row)[i / kBlockValues];
     prefetch_ahead<sizeof block, weight_cache(NR)>(&block);
-    // A format may ask for memory to decode into and read back (Codes::Scratch), kept apart from the decoded block
-    // so that the block's other fields stay in registers.
-    if constexpr (requires { typename Codes::Scratch; }) {
-      typename Codes::Scratch scratch;
-      rows<NR>(Codes(block, scratch), i, x, acc);
+    // A format may ask for memory to decode into and read back (Decoder::Scratch), kept apart from the decoded
+    // block so that the block's other fields stay in registers.
+    if constexpr (requires { typename Decoder::Scratch; }) {
+      typename Decoder::Scratch scratch;
+      rows<NR>(Decoder(block, scratch), i, x, acc);
     } else {
-      rows<NR>(Codes(block), i, x, acc);
+      rows<NR>(Decoder(block), i, x, acc);
     }
   }
 
-  template <int NR>
-  static void rows(const Codes& c, int64_t i, const Activations& x, __m512 (&acc)[NR]) {
+  template <int NR, class Decoder>
+  static void rows(const Decoder& c, int64_t i, const Activations& x, __m512 (&acc)[NR]) {
     const int64_t groups = x.k / kGroup;
     // Per row, the float scale of each group: activation scale times the weight's unit.
     const __m256 unit = c.unit();

@@ -1,8 +1,9 @@
 // IQ2_XXS x int8 activations, AVX-512 VNNI: per group of 32, four 8-bit grid indices, then a word of four 7-bit
-// sign indices under a 4-bit scale.
+// sign indices under a 4-bit scale. Grid words looked up in registers (grid_codes.hpp).
 #include "format/blocks.hpp"
 #include "format/iq_tables.hpp"
 #include "kernels/avx512/gemv.hpp"
+#include "kernels/avx512/grid_codes.hpp"
 #include "kernels/avx512/kernels.hpp"
 
 namespace ggufmm::kernels::avx512 {
@@ -15,6 +16,7 @@ struct IQ2XXS {
   static constexpr int kPairings = 1;
 
   const Block& b;
+  __m512i codes;  // the 32 runs' codes
   __m256i aux;  // per group: four 7-bit sign indices, then the scale in bits 28-31
   // The sign masks of the 4 chunks, read back with kmov from memory (cheaper than moving them over from general
   // registers).
@@ -24,9 +26,14 @@ struct IQ2XXS {
   Scratch& m;
 
   IQ2XXS(const Block& block, Scratch& scratch) : b(block), m(scratch) {
-    // Each group is a word of four index bytes, then the aux word: collect the aux words.
-    aux = _mm512_castsi512_si256(_mm512_permutexvar_epi32(_mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 0, 0, 0, 0, 0, 0, 0, 0),
-                                                          load_weights_512(b.qs)));
+    // Each group is a word of four index bytes, then the aux word: look up the indices as words, collect the aux
+    // words.
+    const __m512i groups = load_weights_512(b.qs);
+    const __m512i indices = _mm512_broadcast_i32x4(
+        _mm_setr_epi8(0, -128, 1, -128, 2, -128, 3, -128, 8, -128, 9, -128, 10, -128, 11, -128));
+    codes = kCodes.lookup(_mm512_shuffle_epi8(groups, indices));
+    aux = _mm512_castsi512_si256(
+        _mm512_permutexvar_epi32(_mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 0, 0, 0, 0, 0, 0, 0, 0), groups));
     // The four 7-bit fields of each aux word into its four bytes: fields 2-3 up to the high half, then fields 1
     // and 3 up to their own byte.
     const __m256i halves = _mm256_ternarylogic_epi32(_mm256_set1_epi32(0xffff), aux, _mm256_slli_epi32(aux, 2), 0xca);
@@ -39,8 +46,7 @@ struct IQ2XXS {
 
   template <int C>
   __m512i weights() const {
-    const auto* q = reinterpret_cast<const uint8_t*>(b.qs);  // group g's index bytes at 8g
-    return grid_runs(format::kIQ2XXSGrid, [&](int j) { return q[8 * (2 * C + j / 4) + j % 4]; });
+    return kCodes.values<C>(codes);
   }
   template <int C>
   __mmask64 negative() const {
@@ -50,6 +56,9 @@ struct IQ2XXS {
     return _mm512_castsi256_si512(_mm256_or_si256(_mm256_srli_epi32(aux, 27), _mm256_set1_epi32(1)));
   }
   __m256 unit() const { return eighth_of_half(b.d); }
+
+  static constexpr uint8_t kLevels[3] = {0x08, 0x19, 0x2b};
+  static constexpr Grid8Codes<256> kCodes{format::kIQ2XXSGrid, kLevels};
 };
 
 }  // namespace

@@ -52,7 +52,7 @@ class IQ3S {
 
  private:
   static constexpr uint8_t kLevels[8] = {1, 3, 5, 7, 9, 11, 13, 15};
-  static constexpr GridCodes<512> kCodes{format::kIQ3SGrid, kLevels};
+  static constexpr Grid4Codes<512> kCodes{format::kIQ3SGrid, kLevels};
 
   const Block& b_;
   __m512i codes_[2];  // of chunk pairs 0-1 and 2-3

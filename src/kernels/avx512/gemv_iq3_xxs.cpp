@@ -56,7 +56,7 @@ class IQ3XXS {
  private:
   static constexpr int kIndices = 64;
   static constexpr uint8_t kLevels[8] = {4, 12, 20, 28, 36, 44, 52, 62};
-  static constexpr GridCodes<256> kCodes{format::kIQ3XXSGrid, kLevels};
+  static constexpr Grid4Codes<256> kCodes{format::kIQ3XXSGrid, kLevels};
 
   const uint8_t* qs_;
   uint16_t d_;

@@ -1,10 +1,14 @@
-// The IQ3 codebooks in registers. A grid word assembled from scalar loads costs a load and about two shuffles,
-// 16 of each per chunk of 64 values; an entry's 4 values on 8 levels fit 16 bits instead, vpermt2w looks up 32
-// entries among 64 in one instruction (a codebook of 64P entries takes P of them, and P - 1 blends chosen by bit
-// tests in a tree: a compare and a blend per part measured 0.85 to 0.95 times as fast for IQ3_S), and the codes
-// widen to bytes in three instructions per chunk: a word permutation that doubles each code, a shift per word, a
-// vpshufb of the levels. (The IQ2 grids, 8 values on 3 levels, fit 16 bits too, but half as many grid loads per
-// chunk were cheaper than the lookup: IQ2_XS's gemv ran 0.8 times as fast with it.)
+// Codebooks in registers. A grid word assembled from scalar loads costs a load and about two shuffles (IQ2: a
+// word of 8 values, 4 loads per 32 values; IQ3: 4 values, 8 loads). An entry's values fit 16 bits as level
+// numbers instead: IQ3's 4 values on 8 levels, IQ2's 8 values on 3. vpermt2w looks up 32 entries among 64 in one
+// instruction (a codebook of 64P entries takes P of them, and P - 1 blends chosen by bit tests in a tree: a
+// compare and a blend per part measured 0.85 to 0.95 times as fast for IQ3_S), and the codes widen to bytes in
+// three or four instructions per 64 values. Measured against the scalar loads (Zen 5, one thread, in cache):
+// IQ3 gemv 1.7 to 2 times; IQ2_XXS (256 entries) gemv 1.15 to 1.22 times at 1 to 3 rows and 1.02 to 1.12 from 4
+// to 8, its panels 1.27; IQ2_XS (512 entries) gemv 1.1 at one row and 1.02 to 1.05 at 2 and 3, but 0.93 to 0.96
+// from 4, where the rows' own arithmetic wants the vector units the lookup takes (so from 4 rows it keeps the
+// loads), its panels 1.3. IQ2_S (1024 entries) and the IQ1 grids (2048) would take 16 and 32 vpermt2w: they keep
+// the loads.
 #pragma once
 
 #include <immintrin.h>
@@ -17,30 +21,13 @@
 namespace ggufmm::kernels::avx512 {
 namespace {
 
-// A codebook of N entries of 4 values on 8 levels as 16-bit codes: the level numbers of values 0-3 in nibbles 0,
-// 2, 1 and 3, so that with the code doubled into a dword and its high word shifted right by 4, byte v holds value
-// v's level in its low nibble (and bit 7 clear, as vpshufb needs).
+// The 16-bit codes of a codebook of N entries, looked up 32 at a time.
 template <size_t N>
-struct GridCodes {
+struct CodeBook {
   static_assert(N >= 64 && ((N / 64) & (N / 64 - 1)) == 0);  // parts of 64 entries, a power of two
-  alignas(64) uint16_t code[N];
-  uint64_t level_bytes;  // level l's value in byte l
+  alignas(64) uint16_t code[N]{};
 
-  // grid[e] holds value v of entry e in byte v, each byte one of levels. Evaluated at compile time, so that the
-  // tables are constants, ready before any static initializer can call a kernel.
-  constexpr GridCodes(const uint32_t (&grid)[N], const uint8_t (&levels)[8]) : code{}, level_bytes{} {
-    for (int l = 0; l < 8; ++l) level_bytes |= uint64_t{levels[l]} << 8 * l;
-    for (size_t e = 0; e < N; ++e) {
-      for (int v = 0; v < 4; ++v) {
-        const auto byte = static_cast<uint8_t>(grid[e] >> 8 * v);
-        int level = 0;
-        while (level < 7 && levels[level] != byte) ++level;
-        code[e] |= static_cast<uint16_t>(level << 4 * (v % 2 * 2 + v / 2));
-      }
-    }
-  }
-
-  // The codes of 32 entries, idx holding their indices (below N) as words.
+  // The codes of 32 entries, idx holding their indices as words (bits above the index are ignored).
   __m512i lookup(__m512i idx) const { return lookup_in<0, N / 64>(idx); }
 
   // Looked up in entries 64 First.. of Parts parts of 64: in each part by the low 6 bits of the index, then halves
@@ -56,6 +43,34 @@ struct GridCodes {
                                    lookup_in<First + Parts / 2, Parts / 2>(idx));
     }
   }
+};
+
+// Level l of the L in `levels` whose value is `byte` (the last one if none is).
+template <size_t L>
+constexpr int level_of(uint8_t byte, const uint8_t (&levels)[L]) {
+  int level = 0;
+  while (level < static_cast<int>(L) - 1 && levels[level] != byte) ++level;
+  return level;
+}
+
+// IQ3: entries of 4 values on 8 levels, the level numbers of values 0-3 in nibbles 0, 2, 1 and 3, so that with
+// the code doubled into a dword and its high word shifted right by 4, byte v holds value v's level in its low
+// nibble (and bit 7 clear, as vpshufb needs).
+template <size_t N>
+struct Grid4Codes : CodeBook<N> {
+  uint64_t level_bytes{};  // level l's value in byte l
+
+  // grid[e] holds value v of entry e in byte v, each byte one of levels. Evaluated at compile time, so that the
+  // tables are constants, ready before any static initializer can call a kernel.
+  constexpr Grid4Codes(const uint32_t (&grid)[N], const uint8_t (&levels)[8]) {
+    for (int l = 0; l < 8; ++l) level_bytes |= uint64_t{levels[l]} << 8 * l;
+    for (size_t e = 0; e < N; ++e) {
+      for (int v = 0; v < 4; ++v) {
+        const int level = level_of(static_cast<uint8_t>(grid[e] >> 8 * v), levels);
+        this->code[e] |= static_cast<uint16_t>(level << 4 * (v % 2 * 2 + v / 2));
+      }
+    }
+  }
 
   // The 64 values of entries 16H..16H+15 of a lookup.
   template <int H>
@@ -63,6 +78,33 @@ struct GridCodes {
     const __m512i doubled = _mm512_permutexvar_epi16(epi16_pattern([](int w) { return 16 * H + w / 2; }), codes);
     const __m512i levels = _mm512_broadcast_i32x4(_mm_cvtsi64_si128(static_cast<long long>(level_bytes)));
     return _mm512_shuffle_epi8(levels, _mm512_srlv_epi16(doubled, epi16_pattern([](int w) { return w % 2 * 4; })));
+  }
+};
+
+// IQ2: entries of 8 values on 3 levels, 2 bits each: value v at bit v (v even) or v + 7 (v odd), so that word w
+// of an entry's 4 copies, shifted right by 2w, holds value 2w in bits 0-1 of its low byte and value 2w + 1 in
+// bits 0-1 of its high byte.
+template <size_t N>
+struct Grid8Codes : CodeBook<N> {
+  uint32_t level_bytes{};  // level l's value in byte l
+
+  constexpr Grid8Codes(const uint64_t (&grid)[N], const uint8_t (&levels)[3]) {
+    for (int l = 0; l < 3; ++l) level_bytes |= uint32_t{levels[l]} << 8 * l;
+    for (size_t e = 0; e < N; ++e) {
+      for (int v = 0; v < 8; ++v) {
+        const int level = level_of(static_cast<uint8_t>(grid[e] >> 8 * v), levels);
+        this->code[e] |= static_cast<uint16_t>(level << (v % 2 == 0 ? v : v + 7));
+      }
+    }
+  }
+
+  // The 64 values of entries 8C..8C+7 of a lookup.
+  template <int C>
+  __m512i values(__m512i codes) const {
+    const __m512i copies = _mm512_permutexvar_epi16(epi16_pattern([](int w) { return 8 * C + w / 4; }), codes);
+    const __m512i fields = _mm512_srlv_epi16(copies, epi16_pattern([](int w) { return w % 4 * 2; }));
+    return _mm512_shuffle_epi8(_mm512_set1_epi32(static_cast<int>(level_bytes)),
+                               _mm512_and_si512(fields, _mm512_set1_epi8(3)));
   }
 };
 
