@@ -9,20 +9,17 @@ namespace {
 
 bool is_float(Type t) { return t == Type::F32 || t == Type::F16 || t == Type::BF16; }
 
-// Copies `per_row` elements of each listed row of `from` into `to`, in order.
-template <typename Vector>
-void gather(const Vector& from, size_t per_row, std::span<const int64_t> rows, Vector& to) {
-  to.resize(rows.size() * per_row);
-  for (size_t i = 0; i < rows.size(); ++i) {
-    std::copy_n(from.begin() + static_cast<ptrdiff_t>(static_cast<size_t>(rows[i]) * per_row), per_row,
-                to.begin() + static_cast<ptrdiff_t>(i * per_row));
-  }
+// Copies `per_row` elements of listed rows [i0, i1) of `from` (row 0 at `from`) into `to`, in order.
+template <typename T>
+void gather(const T* from, size_t per_row, std::span<const int64_t> rows, size_t i0, size_t i1, T* to) {
+  for (size_t i = i0; i < i1; ++i) std::copy_n(from + static_cast<size_t>(rows[i]) * per_row, per_row, to + i * per_row);
 }
 
 }  // namespace
 
 ActivationBuffer::ActivationBuffer(const float* x, int64_t rows, int64_t k, Type type, runtime::Isa isa, int threads)
-    : k_(k), rows_(rows), quantized_(!is_float(type)), f32_(x) {
+    : k_(k), rows_(rows), quantized_(!is_float(type)) {
+  at_.f32 = x;
   if (!quantized_) return;
   q_.resize(static_cast<size_t>(rows * k));
   d_.resize(static_cast<size_t>(rows * k / kernels::kGroup));
@@ -39,25 +36,66 @@ ActivationBuffer::ActivationBuffer(const float* x, int64_t rows, int64_t k, Type
              qsum_.data() + r0 * (k / kernels::kGroup), sum16_.data() + r0 * (k / kernels::kSumGroup));
     derive_tile_sums(r0, r1);
   });
+  point_at_own_rows();
 }
 
-ActivationBuffer::ActivationBuffer(const ActivationBuffer& from, std::span<const int64_t> rows)
+ActivationBuffer::ActivationBuffer(const ActivationBuffer& from, std::span<const int64_t> rows, int threads)
     : k_(from.k_), rows_(static_cast<int64_t>(rows.size())), quantized_(from.quantized_) {
-  const auto k = static_cast<size_t>(k_);
-  if (!quantized_) {
-    f32_copy_.resize(rows.size() * k);
-    for (size_t i = 0; i < rows.size(); ++i) {
-      std::copy_n(from.f32_ + static_cast<size_t>(rows[i]) * k, k, f32_copy_.begin() + static_cast<ptrdiff_t>(i * k));
-    }
-    f32_ = f32_copy_.data();
-    return;
+  const auto k = static_cast<size_t>(k_), n = rows.size();
+  if (quantized_) {
+    q_.resize(n * k);
+    d_.resize(n * k / kernels::kGroup);
+    qsum_.resize(d_.size());
+    sum16_.resize(n * k / kernels::kSumGroup);
+    tile16_.resize(sum16_.size());
+    tile32_.resize(d_.size());
+  } else {
+    f32_copy_.resize(n * k);
   }
-  gather(from.q_, k, rows, q_);
-  gather(from.d_, k / kernels::kGroup, rows, d_);
-  gather(from.qsum_, k / kernels::kGroup, rows, qsum_);
-  gather(from.sum16_, k / kernels::kSumGroup, rows, sum16_);
-  gather(from.tile16_, k / kernels::kSumGroup, rows, tile16_);
-  gather(from.tile32_, k / kernels::kGroup, rows, tile32_);
+  // At least 8 blocks, so that every thread copies (the rows of 32 tokens routed to 8 experts each: 1.6 MB), of
+  // at most about 1 MiB of values each, as for quantizing.
+  const size_t per_block = std::clamp<size_t>(n / 8, 1, std::max<size_t>(1, (size_t{1} << 20) / std::max<size_t>(k, 1)));
+  runtime::ThreadPool::global().run(threads, static_cast<int64_t>((n + per_block - 1) / per_block), [&](int64_t b) {
+    const size_t i0 = static_cast<size_t>(b) * per_block, i1 = std::min(n, i0 + per_block);
+    if (!quantized_) return gather(from.at_.f32, k, rows, i0, i1, f32_copy_.data());
+    gather(from.at_.q, k, rows, i0, i1, q_.data());
+    gather(from.at_.d, k / kernels::kGroup, rows, i0, i1, d_.data());
+    gather(from.at_.qsum, k / kernels::kGroup, rows, i0, i1, qsum_.data());
+    gather(from.at_.sum16, k / kernels::kSumGroup, rows, i0, i1, sum16_.data());
+    gather(from.at_.tile16, k / kernels::kSumGroup, rows, i0, i1, tile16_.data());
+    gather(from.at_.tile32, k / kernels::kGroup, rows, i0, i1, tile32_.data());
+  });
+  point_at_own_rows();
+}
+
+ActivationBuffer ActivationBuffer::slice(const ActivationBuffer& from, int64_t r0, int64_t n) {
+  ActivationBuffer s;
+  s.k_ = from.k_;
+  s.rows_ = n;
+  s.quantized_ = from.quantized_;
+  const Rows& a = from.at_;
+  s.at_.f32 = a.f32 ? a.f32 + r0 * from.k_ : nullptr;
+  if (from.quantized_) {
+    const int64_t groups = from.k_ / kernels::kGroup, halves = from.k_ / kernels::kSumGroup;
+    s.at_.q = a.q + r0 * from.k_;
+    s.at_.d = a.d + r0 * groups;
+    s.at_.qsum = a.qsum + r0 * groups;
+    s.at_.sum16 = a.sum16 + r0 * halves;
+    s.at_.tile16 = a.tile16 + r0 * halves;
+    s.at_.tile32 = a.tile32 + r0 * groups;
+  }
+  return s;
+}
+
+void ActivationBuffer::point_at_own_rows() {
+  if (!f32_copy_.empty()) at_.f32 = f32_copy_.data();
+  if (!quantized_) return;
+  at_.q = q_.data();
+  at_.d = d_.data();
+  at_.qsum = qsum_.data();
+  at_.sum16 = sum16_.data();
+  at_.tile16 = tile16_.data();
+  at_.tile32 = tile32_.data();
 }
 
 // The tile kernels work in groups of 16 or 32 values; both kinds are kept, for rows [r0, r1): -128 times the
@@ -78,17 +116,17 @@ void ActivationBuffer::derive_tile_sums(int64_t r0, int64_t r1) {
 
 kernels::Activations ActivationBuffer::view(int64_t r0, int n) const {
   const int rows = n > 0 ? n : static_cast<int>(rows_ - r0);
-  kernels::Activations v{.k = k_, .rows = rows, .f32 = f32_ + r0 * k_};
+  kernels::Activations v{.k = k_, .rows = rows, .f32 = at_.f32 ? at_.f32 + r0 * k_ : nullptr};
   if (!quantized_) return v;
-  v.q = q_.data() + r0 * k_;
-  v.d = d_.data() + r0 * (k_ / kernels::kGroup);
-  v.qsum = qsum_.data() + r0 * (k_ / kernels::kGroup);
-  v.sum = sum16_.data() + r0 * (k_ / kernels::kSumGroup);
+  v.q = at_.q + r0 * k_;
+  v.d = at_.d + r0 * (k_ / kernels::kGroup);
+  v.qsum = at_.qsum + r0 * (k_ / kernels::kGroup);
+  v.sum = at_.sum16 + r0 * (k_ / kernels::kSumGroup);
   return v;
 }
 
 kernels::TileActivations ActivationBuffer::tile_view(int group) const {
-  return {k_, q_.data(), group == 32 ? tile32_.data() : tile16_.data()};
+  return {k_, at_.q, group == 32 ? at_.tile32 : at_.tile16};
 }
 
 }  // namespace ggufmm::paths
