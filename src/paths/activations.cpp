@@ -12,7 +12,9 @@ bool is_float(Type t) { return t == Type::F32 || t == Type::F16 || t == Type::BF
 // Copies `per_row` elements of listed rows [i0, i1) of `from` (row 0 at `from`) into `to`, in order.
 template <typename T>
 void gather(const T* from, size_t per_row, std::span<const int64_t> rows, size_t i0, size_t i1, T* to) {
-  for (size_t i = i0; i < i1; ++i) std::copy_n(from + static_cast<size_t>(rows[i]) * per_row, per_row, to + i * per_row);
+  for (size_t i = i0; i < i1; ++i) {
+    std::copy_n(from + static_cast<size_t>(rows[i]) * per_row, per_row, to + i * per_row);
+  }
 }
 
 }  // namespace
@@ -54,7 +56,8 @@ ActivationBuffer::ActivationBuffer(const ActivationBuffer& from, std::span<const
   }
   // At least 8 blocks, so that every thread copies (the rows of 32 tokens routed to 8 experts each: 1.6 MB), of
   // at most about 1 MiB of values each, as for quantizing.
-  const size_t per_block = std::clamp<size_t>(n / 8, 1, std::max<size_t>(1, (size_t{1} << 20) / std::max<size_t>(k, 1)));
+  const size_t most = std::max<size_t>(1, (size_t{1} << 20) / std::max<size_t>(k, 1));
+  const size_t per_block = std::clamp<size_t>(n / 8, 1, most);
   runtime::ThreadPool::global().run(threads, static_cast<int64_t>((n + per_block - 1) / per_block), [&](int64_t b) {
     const size_t i0 = static_cast<size_t>(b) * per_block, i1 = std::min(n, i0 + per_block);
     if (!quantized_) return gather(from.at_.f32, k, rows, i0, i1, f32_copy_.data());
