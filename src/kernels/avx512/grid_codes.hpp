@@ -21,11 +21,34 @@
 namespace ggufmm::kernels::avx512 {
 namespace {
 
-// The 16-bit codes of a codebook of N entries, looked up 32 at a time.
+// Level l of the L in `levels` whose value is `byte` (the last one if none is).
+template <size_t L>
+constexpr int level_of(uint8_t byte, const uint8_t (&levels)[L]) {
+  int level = 0;
+  while (level < static_cast<int>(L) - 1 && levels[level] != byte) ++level;
+  return level;
+}
+
+// The 16-bit codes of a codebook of N entries, looked up 32 at a time: entry e's values (value v in byte v of a
+// grid word, each one of the L levels) as level numbers, value v's at bit position(v).
 template <size_t N>
 struct CodeBook {
   static_assert(N >= 64 && ((N / 64) & (N / 64 - 1)) == 0);  // parts of 64 entries, a power of two
   alignas(64) uint16_t code[N]{};
+  uint64_t level_bytes{};  // level l's value in byte l
+
+  // Evaluated at compile time, so that the tables are constants, ready before any static initializer can call a
+  // kernel.
+  template <class Word, size_t L, class Position>
+  constexpr CodeBook(const Word (&grid)[N], const uint8_t (&levels)[L], Position position) {
+    for (size_t l = 0; l < L; ++l) level_bytes |= uint64_t{levels[l]} << 8 * l;
+    for (size_t e = 0; e < N; ++e) {
+      for (int v = 0; v < static_cast<int>(sizeof(Word)); ++v) {
+        const int level = level_of(static_cast<uint8_t>(grid[e] >> 8 * v), levels);
+        code[e] |= static_cast<uint16_t>(level << position(v));
+      }
+    }
+  }
 
   // The codes of 32 entries, idx holding their indices as words (bits above the index are ignored).
   __m512i lookup(__m512i idx) const { return lookup_in<0, N / 64>(idx); }
@@ -45,38 +68,19 @@ struct CodeBook {
   }
 };
 
-// Level l of the L in `levels` whose value is `byte` (the last one if none is).
-template <size_t L>
-constexpr int level_of(uint8_t byte, const uint8_t (&levels)[L]) {
-  int level = 0;
-  while (level < static_cast<int>(L) - 1 && levels[level] != byte) ++level;
-  return level;
-}
-
 // IQ3: entries of 4 values on 8 levels, the level numbers of values 0-3 in nibbles 0, 2, 1 and 3, so that with
 // the code doubled into a dword and its high word shifted right by 4, byte v holds value v's level in its low
 // nibble (and bit 7 clear, as vpshufb needs).
 template <size_t N>
 struct Grid4Codes : CodeBook<N> {
-  uint64_t level_bytes{};  // level l's value in byte l
-
-  // grid[e] holds value v of entry e in byte v, each byte one of levels. Evaluated at compile time, so that the
-  // tables are constants, ready before any static initializer can call a kernel.
-  constexpr Grid4Codes(const uint32_t (&grid)[N], const uint8_t (&levels)[8]) {
-    for (int l = 0; l < 8; ++l) level_bytes |= uint64_t{levels[l]} << 8 * l;
-    for (size_t e = 0; e < N; ++e) {
-      for (int v = 0; v < 4; ++v) {
-        const int level = level_of(static_cast<uint8_t>(grid[e] >> 8 * v), levels);
-        this->code[e] |= static_cast<uint16_t>(level << 4 * (v % 2 * 2 + v / 2));
-      }
-    }
-  }
+  constexpr Grid4Codes(const uint32_t (&grid)[N], const uint8_t (&levels)[8])
+      : CodeBook<N>(grid, levels, [](int v) { return 4 * (v % 2 * 2 + v / 2); }) {}
 
   // The 64 values of entries 16H..16H+15 of a lookup.
   template <int H>
   __m512i values(__m512i codes) const {
     const __m512i doubled = _mm512_permutexvar_epi16(epi16_pattern([](int w) { return 16 * H + w / 2; }), codes);
-    const __m512i levels = _mm512_broadcast_i32x4(_mm_cvtsi64_si128(static_cast<long long>(level_bytes)));
+    const __m512i levels = _mm512_broadcast_i32x4(_mm_cvtsi64_si128(static_cast<long long>(this->level_bytes)));
     return _mm512_shuffle_epi8(levels, _mm512_srlv_epi16(doubled, epi16_pattern([](int w) { return w % 2 * 4; })));
   }
 };
@@ -86,24 +90,15 @@ struct Grid4Codes : CodeBook<N> {
 // bits 0-1 of its high byte.
 template <size_t N>
 struct Grid8Codes : CodeBook<N> {
-  uint32_t level_bytes{};  // level l's value in byte l
-
-  constexpr Grid8Codes(const uint64_t (&grid)[N], const uint8_t (&levels)[3]) {
-    for (int l = 0; l < 3; ++l) level_bytes |= uint32_t{levels[l]} << 8 * l;
-    for (size_t e = 0; e < N; ++e) {
-      for (int v = 0; v < 8; ++v) {
-        const int level = level_of(static_cast<uint8_t>(grid[e] >> 8 * v), levels);
-        this->code[e] |= static_cast<uint16_t>(level << (v % 2 == 0 ? v : v + 7));
-      }
-    }
-  }
+  constexpr Grid8Codes(const uint64_t (&grid)[N], const uint8_t (&levels)[3])
+      : CodeBook<N>(grid, levels, [](int v) { return v % 2 == 0 ? v : v + 7; }) {}
 
   // The 64 values of entries 8C..8C+7 of a lookup.
   template <int C>
   __m512i values(__m512i codes) const {
     const __m512i copies = _mm512_permutexvar_epi16(epi16_pattern([](int w) { return 8 * C + w / 4; }), codes);
     const __m512i fields = _mm512_srlv_epi16(copies, epi16_pattern([](int w) { return w % 4 * 2; }));
-    return _mm512_shuffle_epi8(_mm512_set1_epi32(static_cast<int>(level_bytes)),
+    return _mm512_shuffle_epi8(_mm512_set1_epi32(static_cast<int>(this->level_bytes)),
                                _mm512_and_si512(fields, _mm512_set1_epi8(3)));
   }
 };
