@@ -492,8 +492,9 @@ void gemv_k_rows(const uint8_t* w, size_t row_bytes, int64_t m0, int64_t m1, con
                  int64_t ldy, const float* residual) {
   constexpr int kValues = 256;
   // Each chunk pair's sums take their activation scales spread over their lanes. Up to 5 rows those are worked
-  // out once a slice, for every weight row to load (2 to 5 rows: 1.03 to 1.12 times as fast, Q2_K, Q4_K, Q6_K);
-  // from 6 rows loading them costs more than permuting them for each weight row (Q4_K at 8 rows: 0.9).
+  // out once a slice, for every weight row to load (2 to 5 rows, in cache: 1.03 to 1.13 times as fast for Q2_K,
+  // Q3_K, Q4_K and Q6_K); from 6 rows loading them costs more than permuting them for each weight row (Q4_K at 8
+  // rows: 0.9).
   constexpr bool kSpreadOnce = NR <= 5;
   // Every weight row reads all activation rows: a row is taken in slices whose activations, sums and scales
   // (352 bytes per row and super-block, 448 with the scales spread) fit 36 KB, most of a Xeon's 48 KiB L1. (Zen 4
