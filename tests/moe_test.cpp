@@ -11,12 +11,50 @@
 #include <random>
 
 #include "ggufmm/gguf.hpp"
+#include "paths/activations.hpp"
 #include "runtime/cpu.hpp"
 #include "random_weights.hpp"
 #include "testdata.hpp"
 
 namespace ggufmm {
 namespace {
+
+// The experts' rows are gathered once, in expert order, and each expert takes a slice: a slice must show exactly
+// the codes, scales and sums of the rows it was gathered from, for the decode and the tile kernels alike.
+TEST(ExpertRows, SlicesOfGatheredRowsAreThoseRows) {
+  constexpr int64_t k = 256, rows = 5;
+  std::mt19937 rng(3);
+  std::normal_distribution<float> normal;
+  std::vector<float> x(static_cast<size_t>(rows * k));
+  for (float& v : x) v = normal(rng);
+  const std::vector<int64_t> order = {3, 0, 3, 4, 1};
+  for (const Type type : {Type::Q4_K, Type::F32}) {
+    const paths::ActivationBuffer all(x.data(), rows, k, type, runtime::active_isa());
+    const paths::ActivationBuffer gathered(all, order, 2);
+    const paths::ActivationBuffer slice = paths::ActivationBuffer::slice(gathered, 1, 3);  // rows 0, 3, 4
+    ASSERT_EQ(slice.rows(), 3);
+    for (int r = 0; r < 3; ++r) {
+      const auto from = static_cast<int>(order[static_cast<size_t>(r) + 1]);
+      const kernels::Activations a = all.view(from, 1), b = slice.view(r, 1);
+      const auto where = fmt::format("{} slice row {}", type_info(type)->name, r);
+      if (type == Type::F32) {
+        EXPECT_EQ(std::memcmp(a.f32, b.f32, k * sizeof(float)), 0) << where;
+        continue;
+      }
+      EXPECT_EQ(std::memcmp(a.q, b.q, k), 0) << where;
+      EXPECT_EQ(std::memcmp(a.d, b.d, k / 32 * sizeof(float)), 0) << where;
+      EXPECT_EQ(std::memcmp(a.qsum, b.qsum, k / 32 * sizeof(int16_t)), 0) << where;
+      EXPECT_EQ(std::memcmp(a.sum, b.sum, k / 16 * sizeof(float)), 0) << where;
+      for (const int group : {16, 32}) {
+        const kernels::TileActivations ta = all.tile_view(group), tb = slice.tile_view(group);
+        EXPECT_EQ(std::memcmp(ta.q + from * k, tb.q + r * k, k), 0) << where;
+        const int64_t per_row = k / group;
+        EXPECT_EQ(std::memcmp(ta.group + from * per_row, tb.group + r * per_row, per_row * sizeof(kernels::TileGroup)), 0)
+            << where << " groups of " << group;
+      }
+    }
+  }
+}
 
 class MoePaths : public ::testing::TestWithParam<std::string> {};
 
