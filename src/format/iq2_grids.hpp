@@ -6,6 +6,9 @@
 
 namespace ggufmm::format {
 
+// The magnitudes every byte of an IQ2 grid entry is one of.
+inline constexpr uint8_t kIQ2Levels[3] = {0x08, 0x19, 0x2b};
+
 inline constexpr uint64_t kIQ2XXSGrid[256] = {
     0x0808080808080808, 0x080808080808082b, 0x0808080808081919, 0x0808080808082b08,
     0x0808080808082b2b, 0x0808080808190819, 0x0808080808191908, 0x08080808082b0808,

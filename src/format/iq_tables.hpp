@@ -12,8 +12,8 @@
 
 namespace ggufmm::format {
 
-// IQ2 lattices: 8 magnitudes per entry, each byte one of 0x08, 0x19, 0x2b (scaled by 1/4 on use). kIQ2XXSGrid[256],
-// IQ2_XXS, 8-bit index, and kIQ2XSGrid[512], IQ2_XS, 9-bit index, in iq2_grids.hpp.
+// IQ2 lattices: 8 magnitudes per entry, each byte one of kIQ2Levels (0x08, 0x19, 0x2b; scaled by 1/4 on use).
+// kIQ2XXSGrid[256], IQ2_XXS, 8-bit index, and kIQ2XSGrid[512], IQ2_XS, 9-bit index, in iq2_grids.hpp.
 extern const uint64_t kIQ2SGrid[1024];  // IQ2_S: 10-bit index
 
 // IQ3 lattices: 4 magnitudes per entry (iq3_grids.hpp). kIQ3XXSGrid[256], IQ3_XXS: bytes in {4, 12, 20, ..., 52,

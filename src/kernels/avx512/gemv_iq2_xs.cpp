@@ -50,8 +50,7 @@ struct IQ2XS {
   __m512i scales() const { return odd_nibble_scales(b.scales); }
   __m256 unit() const { return eighth_of_half(b.d); }
 
-  static constexpr uint8_t kLevels[3] = {0x08, 0x19, 0x2b};
-  static constexpr Grid8Codes<512> kCodes{format::kIQ2XSGrid, kLevels};
+  static constexpr Grid8Codes<512> kCodes{format::kIQ2XSGrid, format::kIQ2Levels};
 };
 
 }  // namespace

@@ -57,8 +57,7 @@ struct IQ2XXS {
   }
   __m256 unit() const { return eighth_of_half(b.d); }
 
-  static constexpr uint8_t kLevels[3] = {0x08, 0x19, 0x2b};
-  static constexpr Grid8Codes<256> kCodes{format::kIQ2XXSGrid, kLevels};
+  static constexpr Grid8Codes<256> kCodes{format::kIQ2XXSGrid, format::kIQ2Levels};
 };
 
 }  // namespace
