@@ -76,18 +76,15 @@ ActivationBuffer ActivationBuffer::slice(const ActivationBuffer& from, int64_t r
   s.k_ = from.k_;
   s.rows_ = n;
   s.quantized_ = from.quantized_;
-  const Rows& a = from.at_;
-  s.at_.f32 = a.f32 ? a.f32 + r0 * from.k_ : nullptr;
-  if (from.quantized_) {
-    const int64_t groups = from.k_ / kernels::kGroup, halves = from.k_ / kernels::kSumGroup;
-    s.at_.q = a.q + r0 * from.k_;
-    s.at_.d = a.d + r0 * groups;
-    s.at_.qsum = a.qsum + r0 * groups;
-    s.at_.sum16 = a.sum16 + r0 * halves;
-    s.at_.tile16 = a.tile16 + r0 * halves;
-    s.at_.tile32 = a.tile32 + r0 * groups;
-  }
+  s.at_ = from.at_.row(r0, from.k_);
   return s;
+}
+
+ActivationBuffer::Rows ActivationBuffer::Rows::row(int64_t r, int64_t k) const {
+  const auto at = [](auto* p, int64_t offset) { return p ? p + offset : p; };
+  const int64_t groups = k / kernels::kGroup, halves = k / kernels::kSumGroup;
+  return {at(f32, r * k),        at(q, r * k),           at(d, r * groups),     at(qsum, r * groups),
+          at(sum16, r * halves), at(tile16, r * halves), at(tile32, r * groups)};
 }
 
 void ActivationBuffer::point_at_own_rows() {
@@ -118,14 +115,14 @@ void ActivationBuffer::derive_tile_sums(int64_t r0, int64_t r1) {
 }
 
 kernels::Activations ActivationBuffer::view(int64_t r0, int n) const {
-  const int rows = n > 0 ? n : static_cast<int>(rows_ - r0);
-  kernels::Activations v{.k = k_, .rows = rows, .f32 = at_.f32 ? at_.f32 + r0 * k_ : nullptr};
-  if (!quantized_) return v;
-  v.q = at_.q + r0 * k_;
-  v.d = at_.d + r0 * (k_ / kernels::kGroup);
-  v.qsum = at_.qsum + r0 * (k_ / kernels::kGroup);
-  v.sum = at_.sum16 + r0 * (k_ / kernels::kSumGroup);
-  return v;
+  const Rows a = at_.row(r0, k_);
+  return {.k = k_,
+          .rows = n > 0 ? n : static_cast<int>(rows_ - r0),
+          .f32 = a.f32,
+          .q = a.q,
+          .d = a.d,
+          .qsum = a.qsum,
+          .sum = a.sum16};
 }
 
 kernels::TileActivations ActivationBuffer::tile_view(int group) const {

@@ -50,6 +50,9 @@ class ActivationBuffer {
     const float* sum16 = nullptr;
     const kernels::TileGroup* tile16 = nullptr;
     const kernels::TileGroup* tile32 = nullptr;
+
+    // The same for row r, rows of k values (absent ones stay absent).
+    Rows row(int64_t r, int64_t k) const;
   };
 
   int64_t k_ = 0, rows_ = 0;
