@@ -22,14 +22,20 @@ namespace {
 using kernels::kPanelRows;
 
 // The rows of the range that come next stream into L2 ahead of their panels, so that those do not start cold from
-// memory. Each row's decoding prefetches its own lines 2 KB on; in rows shorter than 6 KB that falls mostly into
-// rows its panel reads anyway, and each panel streams the next 16 rows while it decodes (rows of 1 to 4 KB at 8
-// and 64 activation rows: 1.02 to 1.21 times; experts of 2048 values a row from 128 tokens 1.05 to 1.32; AVX2
-// kernels 0.84 to 1.31, median 1.14). Longer rows have the tile kernels stream the next panel pair, while their
-// arithmetic leaves memory idle (4096x14336 at 8 and 32 rows: q8_0 1.15 and 1.17 times, q4_K 1.03 and 1.07, q6_K
-// 1.10 and 1.09, iq3_xxs 1.02 and 0.92); streamed by the panels instead they went 0.89 to 1.07, and short rows
-// streamed by the tile kernels 0.89 to 1.10.
-bool panels_stream(const Weight& w) { return w.row_bytes() < 6 * 1024; }
+// memory, while the arithmetic leaves memory idle: through the tile kernels, which step once per 32 values. Only
+// where few activation rows leave the tile kernels too short for that, and rows are short, each panel streams the
+// next 16 rows while it decodes, and each row's decoding prefetches its own lines 2 KB on.
+// - Rows of 6 KB or more (4096x14336 at 8 and 32 rows: q8_0 1.15 and 1.17 times as fast as streamed by the panels,
+//   q4_K 1.03 and 1.07, q6_K 1.10 and 1.09, iq3_xxs 1.02 and 0.92).
+// - Shorter rows from 9 activation rows (2048 and 4096 values, 1792 and 4096 rows, 2 rounds alternated: q4_0,
+//   q4_K, q5_K, q6_K and q8_0 at 12 and 16 rows 1.0 to 1.14, median 1.05, at 64 rows 1.0 to 1.05, at 512 rows
+//   0.98 to 1.03; iq2_xs and iq3_xxs 0.97 to 1.06 at 12 and 16 rows. Experts of 2048 values, 12 to 64 rows each:
+//   q4_0, q4_K and q8_0 1.03 to 1.16, iq2_xs 0.99).
+// - At 8 rows (formats whose panels beat row tiles there) iq2_xs and iq3_xxs ran 0.95 to 1.02 times as fast
+//   through the tile kernels, so short rows keep the panels' streaming up to 8 rows.
+bool panels_stream(const Weight& w, int64_t rows) {
+  return w.row_bytes() < 6 * 1024 && rows <= kernels::kMaxRowTileRows;
+}
 
 bool runs_row_tiles(const Weight& w, int64_t rows, runtime::Isa isa, std::optional<bool> forced) {
   return rows <= kernels::kMaxRowTileRows && forced.value_or(kernels::prefers_row_tiles(isa, w.type));
@@ -44,7 +50,7 @@ void tiled_columns(const Weight& w, const ActivationBuffer& x, int64_t m0, int64
   }
   const format::Format& f = *format::find(w.type);
   thread_local PanelBuffer buffers[2];
-  const bool by_panels = panels_stream(w);
+  const bool by_panels = panels_stream(w, x.rows());
   const auto ahead = [&](int64_t next) { return by_panels ? std::clamp<int64_t>(m1 - next, 0, kPanelRows) : 0; };
   for (int64_t o0 = m0; o0 < m1; o0 += 2 * kPanelRows) {
     const int valid = static_cast<int>(std::min<int64_t>(2 * kPanelRows, m1 - o0));
