@@ -71,10 +71,10 @@ void run_tile(benchmark::State& state, runtime::Isa isa, Type type, int rows) {
   const kernels::TileKernel kernel = kernels::find_tile(isa, shape);
   const kernels::TileActivations view = acts.tile_view(shape.offset_group());
   for (auto _ : state) {
+    constexpr int kColumns = 2 * kernels::kPanelRows;  // both panels' rows, one output column each
     for (int64_t r0 = 0; r0 < rows; r0 += kernel.rows) {
       const int nr = static_cast<int>(std::min<int64_t>(kernel.rows, rows - r0));
-      kernel.run(views, 2, 2 * kernels::kPanelRows, view, r0, nr, y.data(), 2 * kernels::kPanelRows, 0, nullptr,
-                 nullptr);
+      kernel.run(views, 2, kColumns, view, r0, nr, y.data() + r0 * kColumns, kColumns, nullptr, nullptr);
     }
     benchmark::DoNotOptimize(y.data());
   }

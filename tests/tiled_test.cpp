@@ -250,7 +250,7 @@ TEST(TiledKernels, LevelsAtTheEdgeOfTheirReachStayExact) {
         const paths::ActivationBuffer acts(x.data(), kRows, kK, Type::Q8_0, isa);
         const kernels::TileFn fn = kernels::find_tile(isa, {}).run;
         std::vector<float> y(static_cast<size_t>(kRows * kernels::kPanelRows));
-        fn(&panel, 1, kernels::kPanelRows, acts.tile_view(32), 0, kRows, y.data(), kernels::kPanelRows, 0, nullptr,
+        fn(&panel, 1, kernels::kPanelRows, acts.tile_view(32), 0, kRows, y.data(), kernels::kPanelRows, nullptr,
            nullptr);
         for (int r = 0; r < kRows; ++r) {
           for (int l = 0; l < kernels::kPanelRows; ++l) {
@@ -312,7 +312,7 @@ TEST(TiledKernels, EveryFormTakesUpToTheMostRowsInOneCall) {
     std::vector<float> want(residual.size());
     for (int r = 0; r < kernels::kMaxTileRows; ++r) {
       kernels::find_tile(Isa::Scalar, shape).run(panels, 2, kValid, portable_acts.tile_view(shape.offset_group()), r,
-                                                 1, want.data(), kLdy, 0, residual.data(), nullptr);
+                                                 1, want.data() + r * kLdy, kLdy, residual.data() + r * kLdy, nullptr);
     }
     for (const Isa isa : runtime::supported_isas()) {
       const kernels::TileKernel kernel = kernels::find_tile(isa, shape);
@@ -321,8 +321,8 @@ TEST(TiledKernels, EveryFormTakesUpToTheMostRowsInOneCall) {
       const paths::ActivationBuffer acts(x.data(), kernels::kMaxTileRows, kK, Type::Q8_0, isa);
       for (int nr = 1; nr <= kernels::kMaxTileRows; ++nr) {
         std::vector<float> y(want.size(), -1.0f);
-        kernel.run(panels, 2, kValid, acts.tile_view(shape.offset_group()), 0, nr, y.data(), kLdy, 0,
-                   residual.data(), nullptr);
+        kernel.run(panels, 2, kValid, acts.tile_view(shape.offset_group()), 0, nr, y.data(), kLdy, residual.data(),
+                   nullptr);
         for (int r = 0; r < kernels::kMaxTileRows; ++r) {
           for (int l = 0; l < kLdy; ++l) {
             const size_t at = sized(r * kLdy + l);

@@ -53,11 +53,12 @@ inline TileForm tile_form(const PanelShape& shape) {
   return blocks ? TileForm::S256O16 : TileForm::S32O16;
 }
 
-// y[r * ldy + o0 + l] = sum_i W[o0 + l][i] * X[r][i] (+ residual) for rows r in [r0, r0 + nr), and weight
-// rows l < valid of `panels` (1 or 2) consecutive panels. Meanwhile `ahead` (or none) steps once per group: the
-// weights of the next panels, streamed while the arithmetic leaves memory idle.
+// y[r * ldy + l] = sum_i W[l][i] * X[r0 + r][i] (+ residual[r * ldy + l]) for r < nr and the weight rows
+// l < valid of `panels` (1 or 2) consecutive panels: y and residual point at the tile's first output. Meanwhile
+// `ahead` (or none) steps once per group: the weights of the next panels, streamed while the arithmetic leaves
+// memory idle.
 using TileFn = void (*)(const Panel* panels, int panel_count, int valid, const TileActivations& x, int64_t r0, int nr,
-                        float* y, int64_t ldy, int64_t o0, const float* residual, L2Stream* ahead);
+                        float* y, int64_t ldy, const float* residual, L2Stream* ahead);
 
 // A tile kernel and the activation rows it holds in registers at once: calls of more rows (up to kMaxTileRows)
 // run in turns, so callers cut rows into runs of `rows`.

@@ -5,6 +5,7 @@
 
 #include "kernels/kernels.hpp"
 #include "paths/paths.hpp"
+#include "runtime/aligned.hpp"
 #include "runtime/thread_pool.hpp"
 
 namespace ggufmm::paths {
@@ -28,13 +29,22 @@ int64_t columns_per_task(int64_t m, size_t row_bytes, int threads, int64_t rows)
 
 }  // namespace
 
-void gemv_columns(const Weight& w, const ActivationBuffer& x, int64_t m0, int64_t m1, float* y, int64_t ldy,
-                  const float* residual, runtime::Isa isa, int most) {
+void gemv_columns(const Weight& w, const ActivationBuffer& x, int64_t m0, int64_t m1, const OutputRows& out,
+                  runtime::Isa isa, int most) {
   const kernels::GemvFn kernel = kernels::find_gemv(isa, w.type);
+  const auto* weight = static_cast<const uint8_t*>(w.data);
   // Balanced runs: a short run streams the weight again for few rows.
   balanced_runs(x.rows(), most, [&](int64_t r0, int rows) {
-    kernel(static_cast<const uint8_t*>(w.data), w.row_bytes(), m0, m1, x.view(r0, rows), y + r0 * ldy, ldy,
-           residual ? residual + r0 * ldy : nullptr);
+    if (!out.at) {
+      const int64_t at = out.offset(r0);
+      return kernel(weight, w.row_bytes(), m0, m1, x.view(r0, rows), out.y + at, out.ldy,
+                    out.residual ? out.residual + at : nullptr);
+    }
+    thread_local runtime::AlignedVector<float> block;
+    const int64_t width = m1 - m0;
+    if (block.size() < static_cast<size_t>(rows * width)) block.resize(static_cast<size_t>(rows * width));
+    kernel(weight + m0 * w.row_bytes(), w.row_bytes(), 0, width, x.view(r0, rows), block.data(), width, nullptr);
+    for (int r = 0; r < rows; ++r) out.put(r0 + r, m0, block.data() + r * width, width);
   });
 }
 
@@ -44,7 +54,7 @@ void gemv_matmul(const MatmulCall& c, int most) {
   const ActivationBuffer x(c.x, c.rows, c.w.k, c.w.type, c.isa, c.threads);
   runtime::ThreadPool::global().run(threads, (c.w.m + per_task - 1) / per_task, [&](int64_t task) {
     const int64_t m0 = task * per_task;
-    gemv_columns(c.w, x, m0, std::min(c.w.m, m0 + per_task), c.y, c.w.m, c.residual, c.isa, most);
+    gemv_columns(c.w, x, m0, std::min(c.w.m, m0 + per_task), {c.y, c.w.m, c.residual}, c.isa, most);
   });
 }
 

@@ -21,17 +21,6 @@ struct ExpertGroup {
   int64_t first, count;
 };
 
-// The step between consecutive pairs where it is constant (any for one pair), else 0: the group's outputs are then
-// rows of the output with one stride, and the kernels write them in place.
-int64_t pair_step(std::span<const int64_t> pairs) {
-  if (pairs.size() == 1) return 1;
-  const int64_t step = pairs[1] - pairs[0];
-  for (size_t j = 2; j < pairs.size(); ++j) {
-    if (pairs[j] - pairs[j - 1] != step) return 0;
-  }
-  return step;
-}
-
 struct Task {
   size_t group;
   int64_t m0, m1;
@@ -60,9 +49,6 @@ void moe_mul_mat_id(const MulMatIdCall& c) {
   }
   const ActivationBuffer all(c.act, c.tokens * c.act_slots, c.w.k, c.w.type, c.isa, c.threads);
   const ActivationBuffer by_expert(all, rows, c.threads);
-  const auto pairs_of = [&](const ExpertGroup& g) {
-    return std::span<const int64_t>(sorted).subspan(static_cast<size_t>(g.first), static_cast<size_t>(g.count));
-  };
 
   // Tasks of similar cost: an expert's columns are cut into pieces of about the same rows x columns.
   const int threads = runtime::ThreadPool::resolve_threads(c.threads);
@@ -75,16 +61,6 @@ void moe_mul_mat_id(const MulMatIdCall& c) {
     for (int64_t m0 = 0; m0 < m; m0 += columns) tasks.push_back({gi, m0, std::min(m, m0 + columns)});
   }
 
-  // A group whose outputs are evenly spaced (every group of one row, say) is written in place with the residual;
-  // the others land in rows of their own (in one buffer, at their pairs' place in `sorted`), then go to their
-  // (token, slot) places.
-  std::vector<int64_t> steps(groups.size());
-  bool scattered = false;
-  for (size_t gi = 0; gi < groups.size(); ++gi) {
-    steps[gi] = pair_step(pairs_of(groups[gi]));
-    scattered = scattered || steps[gi] == 0;
-  }
-  runtime::AlignedVector<float> outputs(scattered ? static_cast<size_t>(pairs * m) : 0);
   const bool tiles = format::find(c.w.type)->decode != nullptr;
   // Each expert is a matrix of the same shape, so one crossover serves them all.
   Weight one = c.w;
@@ -97,25 +73,12 @@ void moe_mul_mat_id(const MulMatIdCall& c) {
     expert.experts = 1;
     expert.data = static_cast<const uint8_t*>(c.w.data) + static_cast<size_t>(g.expert) * c.w.expert_bytes();
     const ActivationBuffer x = ActivationBuffer::slice(by_expert, g.first, g.count);
-    const int64_t step = steps[t.group], first = sorted[static_cast<size_t>(g.first)] * m;
-    float* y = step != 0 ? c.y + first : outputs.data() + g.first * m;
-    const int64_t ldy = step != 0 ? step * m : m;
-    const float* residual = step != 0 && c.residual ? c.residual + first : nullptr;
+    // The kernels put each row's outputs (and residual) straight at its pair's (token, slot) place.
+    const OutputRows out{c.y, m, c.residual, sorted.data() + g.first};
     if (tiles && x.rows() >= tiled_from) {
-      tiled_columns(expert, x, t.m0, t.m1, y, ldy, residual, c.isa);
+      tiled_columns(expert, x, t.m0, t.m1, out, c.isa);
     } else {
-      gemv_columns(expert, x, t.m0, t.m1, y, ldy, residual, c.isa);
-    }
-  });
-  if (!scattered) return;
-  runtime::ThreadPool::global().run(threads, static_cast<int64_t>(groups.size()), [&](int64_t gi) {
-    const ExpertGroup& g = groups[static_cast<size_t>(gi)];
-    if (steps[static_cast<size_t>(gi)] != 0) return;
-    for (int64_t j = g.first; j < g.first + g.count; ++j) {
-      const float* y = outputs.data() + j * m;
-      float* out = c.y + sorted[static_cast<size_t>(j)] * m;
-      const float* res = c.residual ? c.residual + sorted[static_cast<size_t>(j)] * m : nullptr;
-      for (int64_t o = 0; o < m; ++o) out[o] = y[o] + (res ? res[o] : 0.0f);
+      gemv_columns(expert, x, t.m0, t.m1, out, c.isa);
     }
   });
 }

@@ -78,14 +78,31 @@ void recompute_doubtful(const MulMatIdCall& call);
 // Row o of a matrix (of w's row length and type), dequantized into out.
 void dequantize_row(const format::Format& f, const Weight& w, const uint8_t* matrix, int64_t o, float* out);
 
-// The column loops the paths share: outputs [m0, m1) of every row of x, into y (rows ldy apart).
+// Where the outputs of activation row r go: y + offset(r), rows ldy apart or, where `at` is set, scattered (an
+// expert's rows land at their (token, slot) places); the residual is added from the same place.
+struct OutputRows {
+  float* y;
+  int64_t ldy;
+  const float* residual = nullptr;
+  const int64_t* at = nullptr;  // row r is output row at[r]; null: row r
+  int64_t offset(int64_t r) const { return (at ? at[r] : r) * ldy; }
+  // Outputs [o0, o0 + n) of row r: values plus the residual.
+  void put(int64_t r, int64_t o0, const float* values, int64_t n) const {
+    float* out = y + offset(r) + o0;
+    const float* add = residual ? residual + offset(r) + o0 : nullptr;
+    for (int64_t i = 0; i < n; ++i) out[i] = values[i] + (add ? add[i] : 0.0f);
+  }
+};
+
+// The column loops the paths share: outputs [m0, m1) of every row of x. Scattered rows are written by the kernels
+// into a small block of their own first, then put in place.
 // More rows than `most` (the decode regime's 7, or a row tile's 8) go in passes of balanced heights.
-void gemv_columns(const Weight& w, const ActivationBuffer& x, int64_t m0, int64_t m1, float* y, int64_t ldy,
-                  const float* residual, runtime::Isa isa, int most = kernels::kMaxGemvRows);
+void gemv_columns(const Weight& w, const ActivationBuffer& x, int64_t m0, int64_t m1, const OutputRows& out,
+                  runtime::Isa isa, int most = kernels::kMaxGemvRows);
 // m0 is a multiple of 32: the weight rows are decoded 32 at a time into panels. Up to 8 rows may run as one row
 // tile instead (row_tiles, or unset: the level's choice for the type, kernels::prefers_row_tiles).
-void tiled_columns(const Weight& w, const ActivationBuffer& x, int64_t m0, int64_t m1, float* y, int64_t ldy,
-                   const float* residual, runtime::Isa isa, std::optional<bool> row_tiles = {});
+void tiled_columns(const Weight& w, const ActivationBuffer& x, int64_t m0, int64_t m1, const OutputRows& out,
+                   runtime::Isa isa, std::optional<bool> row_tiles = {});
 
 // Prefill with memory to spare: the weight dequantized once into a dense copy (dense_cache.hpp) that later calls
 // reuse, then a oneDNN GEMM. The copy is in the form measured fastest here; a weight larger than the cache's budget

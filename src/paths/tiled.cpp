@@ -43,10 +43,10 @@ bool runs_row_tiles(const Weight& w, int64_t rows, runtime::Isa isa, std::option
 
 }  // namespace
 
-void tiled_columns(const Weight& w, const ActivationBuffer& x, int64_t m0, int64_t m1, float* y, int64_t ldy,
-                   const float* residual, runtime::Isa isa, std::optional<bool> row_tiles) {
+void tiled_columns(const Weight& w, const ActivationBuffer& x, int64_t m0, int64_t m1, const OutputRows& out,
+                   runtime::Isa isa, std::optional<bool> row_tiles) {
   if (runs_row_tiles(w, x.rows(), isa, row_tiles)) {
-    return gemv_columns(w, x, m0, m1, y, ldy, residual, isa, kernels::kMaxRowTileRows);
+    return gemv_columns(w, x, m0, m1, out, isa, kernels::kMaxRowTileRows);
   }
   const format::Format& f = *format::find(w.type);
   thread_local PanelBuffer buffers[2];
@@ -71,7 +71,14 @@ void tiled_columns(const Weight& w, const ActivationBuffer& x, int64_t m0, int64
     // Balanced tiles: 8 rows as 4 + 4, not 6 + 2, whose 2-row tile would load the panels as often as the 6-row
     // one for a third of the work.
     balanced_runs(x.rows(), kernel.rows, [&](int64_t r0, int nr) {
-      kernel.run(panels, count, valid, acts, r0, nr, y, ldy, o0, residual, &stream);
+      if (!out.at) {
+        const int64_t at = out.offset(r0) + o0;
+        return kernel.run(panels, count, valid, acts, r0, nr, out.y + at, out.ldy,
+                          out.residual ? out.residual + at : nullptr, &stream);
+      }
+      float block[kernels::kMaxTileRows][2 * kPanelRows];
+      kernel.run(panels, count, valid, acts, r0, nr, block[0], 2 * kPanelRows, nullptr, &stream);
+      for (int r = 0; r < nr; ++r) out.put(r0 + r, o0, block[r], valid);
     });
   }
 }
@@ -90,7 +97,7 @@ void tiled_matmul(const MatmulCall& c) {
   const int64_t rows_per_task = std::max(kPair, c.w.m / (16 * threads) / kPair * kPair);
   runtime::ThreadPool::global().run(threads, (c.w.m + rows_per_task - 1) / rows_per_task, [&](int64_t task) {
     const int64_t m0 = task * rows_per_task;
-    tiled_columns(c.w, x, m0, std::min(c.w.m, m0 + rows_per_task), c.y, c.w.m, c.residual, c.isa, false);
+    tiled_columns(c.w, x, m0, std::min(c.w.m, m0 + rows_per_task), {c.y, c.w.m, c.residual}, c.isa, false);
   });
 }
 

@@ -33,11 +33,11 @@ inline __m256i broadcast_i32(const int8_t* p) {
   return _mm256_set1_epi32(v);
 }
 
-// Rows [r0, r0 + NR) against one panel; `valid` of its 16 rows are stored. R: the reach of the panel's levels
-// (Panel::reach), which picks the plain AVX2 dot product.
+// Rows [r0, r0 + NR) against one panel into y (the first row's outputs); `valid` of its 16 rows are stored.
+// R: the reach of the panel's levels (Panel::reach), which picks the plain AVX2 dot product.
 template <int NR, int S, int O, int R>
 void panel_rows(const Panel& panel, int valid, const TileActivations& x, int64_t r0, float* y, int64_t ldy,
-                int64_t o0, const float* residual, L2Stream* ahead) {
+                const float* residual, L2Stream* ahead) {
   // Activation groups are the finer of S and O: H of them per scale group.
   constexpr int H = O == 16 ? S / 16 : 1;
   // Chunks whose vpmaddubsw pairs add up in int16: a pair of codes below 2R times activations within +-127.
@@ -118,7 +118,7 @@ void panel_rows(const Panel& panel, int valid, const TileActivations& x, int64_t
     if (lanes == 0) break;
     const __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(lanes), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
     for (int r = 0; r < NR; ++r) {
-      const int64_t at = (r0 + r) * ldy + o0 + 8 * h;
+      const int64_t at = r * ldy + 8 * h;
       __m256 v = acc[r][h];
       if (residual) v = _mm256_add_ps(v, _mm256_maskload_ps(residual + at, mask));
       _mm256_maskstore_ps(y + at, mask, v);
@@ -128,32 +128,35 @@ void panel_rows(const Panel& panel, int valid, const TileActivations& x, int64_t
 
 template <int S, int O, int R>
 void panel_steps(const Panel& panel, int valid, const TileActivations& x, int64_t r0, int nr, float* y, int64_t ldy,
-                 int64_t o, const float* residual, L2Stream* ahead) {
+                 const float* residual, L2Stream* ahead) {
   for (int r = 0; r < nr; r += kRowsPerStep) {
+    float* out = y + r * ldy;
+    const float* add = residual ? residual + r * ldy : nullptr;
     switch (std::min(kRowsPerStep, nr - r)) {
-      case 1: panel_rows<1, S, O, R>(panel, valid, x, r0 + r, y, ldy, o, residual, ahead); break;
-      case 2: panel_rows<2, S, O, R>(panel, valid, x, r0 + r, y, ldy, o, residual, ahead); break;
-      default: panel_rows<3, S, O, R>(panel, valid, x, r0 + r, y, ldy, o, residual, ahead); break;
+      case 1: panel_rows<1, S, O, R>(panel, valid, x, r0 + r, out, ldy, add, ahead); break;
+      case 2: panel_rows<2, S, O, R>(panel, valid, x, r0 + r, out, ldy, add, ahead); break;
+      default: panel_rows<3, S, O, R>(panel, valid, x, r0 + r, out, ldy, add, ahead); break;
     }
   }
 }
 
 template <int S, int O>
 void tile(const Panel* panels, int panel_count, int valid, const TileActivations& x, int64_t r0, int nr, float* y,
-          int64_t ldy, int64_t o0, const float* residual, L2Stream* ahead) {
+          int64_t ldy, const float* residual, L2Stream* ahead) {
   for (int p = 0; p < panel_count; ++p) {
     const int panel_valid = std::min(valid - p * kPanelRows, kPanelRows);
-    const int64_t o = o0 + p * kPanelRows;
+    float* out = y + p * kPanelRows;
+    const float* add = residual ? residual + p * kPanelRows : nullptr;
     if constexpr (kVnni) {
-      panel_steps<S, O, 128>(panels[p], panel_valid, x, r0, nr, y, ldy, o, residual, ahead);
+      panel_steps<S, O, 128>(panels[p], panel_valid, x, r0, nr, out, ldy, add, ahead);
     } else if (panels[p].reach == 16) {
-      panel_steps<S, O, 16>(panels[p], panel_valid, x, r0, nr, y, ldy, o, residual, ahead);
+      panel_steps<S, O, 16>(panels[p], panel_valid, x, r0, nr, out, ldy, add, ahead);
     } else if (panels[p].reach == 32) {
-      panel_steps<S, O, 32>(panels[p], panel_valid, x, r0, nr, y, ldy, o, residual, ahead);
+      panel_steps<S, O, 32>(panels[p], panel_valid, x, r0, nr, out, ldy, add, ahead);
     } else if (panels[p].reach == 64) {
-      panel_steps<S, O, 64>(panels[p], panel_valid, x, r0, nr, y, ldy, o, residual, ahead);
+      panel_steps<S, O, 64>(panels[p], panel_valid, x, r0, nr, out, ldy, add, ahead);
     } else {
-      panel_steps<S, O, 128>(panels[p], panel_valid, x, r0, nr, y, ldy, o, residual, ahead);
+      panel_steps<S, O, 128>(panels[p], panel_valid, x, r0, nr, out, ldy, add, ahead);
     }
   }
 }

@@ -73,15 +73,15 @@ template <int NR, int P, int S, int O>
   }
 }
 
-// Rows [r0, r0 + NR) of the tile's sums (+ residual) into y, weight rows l < valid.
+// The tile's sums (+ residual) into y, weight rows l < valid.
 template <int NR, int P>
-[[gnu::always_inline]] inline void store_rows(const Totals<NR, P>& acc, int valid, int64_t r0, float* y, int64_t ldy,
-                                              int64_t o0, const float* residual) {
+[[gnu::always_inline]] inline void store_rows(const Totals<NR, P>& acc, int valid, float* y, int64_t ldy,
+                                              const float* residual) {
   for (int p = 0; p < P; ++p) {
     const int lanes = valid - p * kPanelRows;
     const __mmask16 mask = lanes >= 16 ? __mmask16(0xffff) : static_cast<__mmask16>((1u << lanes) - 1);
     for (int r = 0; r < NR; ++r) {
-      const int64_t at = (r0 + r) * ldy + o0 + p * kPanelRows;
+      const int64_t at = r * ldy + p * kPanelRows;
       __m512 v = acc[r][p];
       if (residual) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(mask, residual + at));
       _mm512_mask_storeu_ps(y + at, mask, v);
@@ -93,7 +93,7 @@ template <int NR, int P>
 // (alternated in one process).
 template <int NR, int P, int O>
 void per_group(const Panel* panels, int valid, const TileActivations& x, int64_t r0, float* y, int64_t ldy,
-               int64_t o0, const float* residual, L2Stream* ahead) {
+               const float* residual, L2Stream* ahead) {
   constexpr int E = kEntries<32, O>;
   const int64_t groups = x.k / 32;
   Totals<NR, P> acc;
@@ -135,13 +135,13 @@ void per_group(const Panel* panels, int valid, const TileActivations& x, int64_t
       }
     }
   }
-  store_rows<NR, P>(acc, valid, r0, y, ldy, o0, residual);
+  store_rows<NR, P>(acc, valid, y, ldy, residual);
 }
 
 // S = 16 and 256.
 template <int NR, int P, int S, int O>
 void per_half_or_block(const Panel* panels, int valid, const TileActivations& x, int64_t r0, float* y,
-                       int64_t ldy, int64_t o0, const float* residual, L2Stream* ahead) {
+                       int64_t ldy, const float* residual, L2Stream* ahead) {
   static_assert(S != 32 && NR <= most_rows(S));
   constexpr int E = kEntries<S, O>;
   const int64_t groups = x.k / 32;
@@ -191,20 +191,22 @@ void per_half_or_block(const Panel* panels, int valid, const TileActivations& x,
     }
     subtract_offsets<NR, P, S, O>(panels, xg, g, acc);
   }
-  store_rows<NR, P>(acc, valid, r0, y, ldy, o0, residual);
+  store_rows<NR, P>(acc, valid, y, ldy, residual);
 }
 
 template <int S, int O>
 void tile(const Panel* panels, int panel_count, int valid, const TileActivations& x, int64_t r0, int nr, float* y,
-          int64_t ldy, int64_t o0, const float* residual, L2Stream* ahead) {
+          int64_t ldy, const float* residual, L2Stream* ahead) {
   // More rows than the registers hold run in turns.
   for (int done = 0; done < nr;) {
     const int n = std::min(nr - done, most_rows(S));
+    float* out = y + done * ldy;
+    const float* add = residual ? residual + done * ldy : nullptr;
     with_rows(n, [&]<int NR>() {
       if constexpr (NR <= most_rows(S)) {
         const auto rows = [&]<int P>() {
-          if constexpr (S == 32) return per_group<NR, P, O>(panels, valid, x, r0 + done, y, ldy, o0, residual, ahead);
-          else return per_half_or_block<NR, P, S, O>(panels, valid, x, r0 + done, y, ldy, o0, residual, ahead);
+          if constexpr (S == 32) return per_group<NR, P, O>(panels, valid, x, r0 + done, out, ldy, add, ahead);
+          else return per_half_or_block<NR, P, S, O>(panels, valid, x, r0 + done, out, ldy, add, ahead);
         };
         if (panel_count == 2) return rows.template operator()<2>();
         return rows.template operator()<1>();

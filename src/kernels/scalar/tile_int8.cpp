@@ -10,7 +10,7 @@ namespace {
 
 template <int S, int O>
 void tile(const Panel* panels, int panel_count, int valid, const TileActivations& x, int64_t r0, int nr, float* y,
-          int64_t ldy, int64_t o0, const float* residual, L2Stream* ahead) {
+          int64_t ldy, const float* residual, L2Stream* ahead) {
   // Activation groups are the finer of S and O: S / F of them per scale group.
   constexpr int F = O == 16 ? 16 : S;
   const int64_t groups = x.k / F;
@@ -31,7 +31,7 @@ void tile(const Panel* panels, int panel_count, int valid, const TileActivations
           acc += static_cast<float>(t) * (panel.scales[g * 16 + l] * xg[0].d);
           for (int h = 0; h < S / F && O > 0; ++h) acc -= panel.offsets[(g * (S / F) + h) * 16 + l] * xg[h].sum;
         }
-        const int64_t at = r * ldy + o0 + p * kPanelRows + l;
+        const int64_t at = (r - r0) * ldy + p * kPanelRows + l;
         y[at] = acc + (residual ? residual[at] : 0.0f);
       }
     }
