@@ -133,7 +133,9 @@ void matmul(const Weight& w, const float* x, int64_t rows, float* y, const float
     case Path::Auto:
     case Path::Ref:
       paths::ref_matmul(call);
+      paths::recompute_doubtful(call);
       break;
+    // These two recompute the rows they flagged as they wrote them.
     case Path::Gemv:
       paths::gemv_matmul(call);
       break;
@@ -142,9 +144,9 @@ void matmul(const Weight& w, const float* x, int64_t rows, float* y, const float
       break;
     case Path::Dense:
       paths::dense_matmul(call);
+      paths::recompute_doubtful(call);
       break;
   }
-  paths::recompute_doubtful(call);
 }
 
 void mul_mat_id(const Weight& w, const float* act, int64_t tokens, int64_t act_slots, const int32_t* ids,
@@ -169,10 +171,10 @@ void mul_mat_id(const Weight& w, const float* act, int64_t tokens, int64_t act_s
   // expert by its row count (a dense copy per expert is not kept).
   if (options.path == Path::Ref) {
     paths::ref_mul_mat_id(call);
+    paths::recompute_doubtful(call);
   } else {
-    paths::moe_mul_mat_id(call);
+    paths::moe_mul_mat_id(call);  // recomputes the rows it flagged
   }
-  paths::recompute_doubtful(call);
 }
 
 DenseCacheStats dense_cache_stats() { return paths::DenseCache::global().stats(); }

@@ -41,10 +41,33 @@ void dequantize_row(const format::Format& f, const Weight& w, const uint8_t* mat
   }
 }
 
+void OutputRows::put(int64_t r, int64_t o0, const float* values, int64_t n) const {
+  float* out = y + offset(r) + o0;
+  const float* add = residual ? residual + offset(r) + o0 : nullptr;
+  for (int64_t i = 0; i < n; ++i) out[i] = values[i] + (add ? add[i] : 0.0f);
+  check(r, 1, o0, n);
+}
+
+void OutputRows::check(int64_t r0, int64_t rows, int64_t o0, int64_t n) const {
+  if (!flags) return;
+  for (int64_t r = r0; r < r0 + rows; ++r) {
+    if (!any_doubtful(y + offset(r) + o0, n)) continue;
+    (*flags)[static_cast<size_t>(row(r))].store(true, std::memory_order_relaxed);
+  }
+}
+
 // Calls fix(r, row) for every output row r in [0, rows) with a doubtful output, `row` being scratch of the calling
-// thread. The scan reads every output once; large outputs are split across threads.
+// thread: the rows flagged, or else those a scan finds. The scan reads every output once; large outputs are split
+// across threads.
 template <class Fix>
-void for_doubtful_rows(int64_t rows, int64_t m, const float* y, int threads, Fix fix) {
+void for_doubtful_rows(int64_t rows, int64_t m, const float* y, int threads, const DoubtfulRows* flagged, Fix fix) {
+  if (flagged) {
+    std::vector<float> row;
+    for (int64_t r = 0; r < rows; ++r) {
+      if ((*flagged)[static_cast<size_t>(r)].load(std::memory_order_relaxed)) fix(r, row);
+    }
+    return;
+  }
   constexpr int64_t kValuesPerTask = int64_t{1} << 18;  // 1 MiB of outputs
   const int64_t per_task = std::max<int64_t>(1, kValuesPerTask / std::max<int64_t>(m, 1));
   const int64_t tasks = (rows + per_task - 1) / per_task;
@@ -58,9 +81,9 @@ void for_doubtful_rows(int64_t rows, int64_t m, const float* y, int threads, Fix
   runtime::ThreadPool::global().run(threads, tasks, scan);
 }
 
-void recompute_doubtful(const MatmulCall& c) {
+void recompute_doubtful(const MatmulCall& c, const DoubtfulRows* flagged) {
   const format::Format& f = *format::find(c.w.type);
-  for_doubtful_rows(c.rows, c.w.m, c.y, c.threads, [&](int64_t r, std::vector<float>& row) {
+  for_doubtful_rows(c.rows, c.w.m, c.y, c.threads, flagged, [&](int64_t r, std::vector<float>& row) {
     for (int64_t o = 0; o < c.w.m; ++o) {
       const int64_t at = r * c.w.m + o;
       if (!doubtful(c.y[at])) continue;
@@ -70,9 +93,9 @@ void recompute_doubtful(const MatmulCall& c) {
   });
 }
 
-void recompute_doubtful(const MulMatIdCall& c) {
+void recompute_doubtful(const MulMatIdCall& c, const DoubtfulRows* flagged) {
   const format::Format& f = *format::find(c.w.type);
-  for_doubtful_rows(c.tokens * c.slots, c.w.m, c.y, c.threads, [&](int64_t ts, std::vector<float>& row) {
+  for_doubtful_rows(c.tokens * c.slots, c.w.m, c.y, c.threads, flagged, [&](int64_t ts, std::vector<float>& row) {
     const uint8_t* matrix = static_cast<const uint8_t*>(c.w.data) + static_cast<size_t>(c.ids[ts]) * c.w.expert_bytes();
     const int64_t act_row = (ts / c.slots) * c.act_slots + (c.act_slots == 1 ? 0 : ts % c.slots);
     for (int64_t o = 0; o < c.w.m; ++o) {

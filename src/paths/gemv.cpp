@@ -37,8 +37,9 @@ void gemv_columns(const Weight& w, const ActivationBuffer& x, int64_t m0, int64_
   balanced_runs(x.rows(), most, [&](int64_t r0, int rows) {
     if (!out.at) {
       const int64_t at = out.offset(r0);
-      return kernel(weight, w.row_bytes(), m0, m1, x.view(r0, rows), out.y + at, out.ldy,
-                    out.residual ? out.residual + at : nullptr);
+      kernel(weight, w.row_bytes(), m0, m1, x.view(r0, rows), out.y + at, out.ldy,
+             out.residual ? out.residual + at : nullptr);
+      return out.check(r0, rows, m0, m1 - m0);
     }
     thread_local runtime::AlignedVector<float> block;
     const int64_t width = m1 - m0;
@@ -52,10 +53,12 @@ void gemv_matmul(const MatmulCall& c, int most) {
   const int threads = runtime::ThreadPool::resolve_threads(c.threads);
   const int64_t per_task = columns_per_task(c.w.m, c.w.row_bytes(), threads, c.rows);
   const ActivationBuffer x(c.x, c.rows, c.w.k, c.w.type, c.isa, c.threads);
+  DoubtfulRows flags(static_cast<size_t>(c.rows));
   runtime::ThreadPool::global().run(threads, (c.w.m + per_task - 1) / per_task, [&](int64_t task) {
     const int64_t m0 = task * per_task;
-    gemv_columns(c.w, x, m0, std::min(c.w.m, m0 + per_task), {c.y, c.w.m, c.residual}, c.isa, most);
+    gemv_columns(c.w, x, m0, std::min(c.w.m, m0 + per_task), {c.y, c.w.m, c.residual, nullptr, &flags}, c.isa, most);
   });
+  recompute_doubtful(c, &flags);
 }
 
 }  // namespace ggufmm::paths

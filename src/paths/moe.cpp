@@ -66,6 +66,7 @@ void moe_mul_mat_id(const MulMatIdCall& c) {
   Weight one = c.w;
   one.experts = 1;
   const int64_t tiled_from = crossover_for(one).tiled_from;
+  DoubtfulRows flags(static_cast<size_t>(pairs));
   runtime::ThreadPool::global().run(threads, static_cast<int64_t>(tasks.size()), [&](int64_t ti) {
     const Task& t = tasks[static_cast<size_t>(ti)];
     const ExpertGroup& g = groups[t.group];
@@ -74,13 +75,14 @@ void moe_mul_mat_id(const MulMatIdCall& c) {
     expert.data = static_cast<const uint8_t*>(c.w.data) + static_cast<size_t>(g.expert) * c.w.expert_bytes();
     const ActivationBuffer x = ActivationBuffer::slice(by_expert, g.first, g.count);
     // The kernels put each row's outputs (and residual) straight at its pair's (token, slot) place.
-    const OutputRows out{c.y, m, c.residual, sorted.data() + g.first};
+    const OutputRows out{c.y, m, c.residual, sorted.data() + g.first, &flags};
     if (tiles && x.rows() >= tiled_from) {
       tiled_columns(expert, x, t.m0, t.m1, out, c.isa);
     } else {
       gemv_columns(expert, x, t.m0, t.m1, out, c.isa);
     }
   });
+  recompute_doubtful(c, &flags);
 }
 
 }  // namespace ggufmm::paths

@@ -1,6 +1,7 @@
 // The kernel paths behind ggufmm::matmul and ggufmm::mul_mat_id. Arguments arrive validated.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <optional>
 #include <vector>
@@ -37,6 +38,9 @@ struct MulMatIdCall {
   runtime::Isa isa = runtime::active_isa();
 };
 
+// Per output row, whether the column loops wrote a doubtful output there (see recompute_doubtful).
+using DoubtfulRows = std::vector<std::atomic<bool>>;
+
 // How many runs balanced_runs cuts `rows` rows into: as few of at most `most` as they need.
 inline int64_t balanced_run_count(int64_t rows, int most) { return (rows + most - 1) / most; }
 
@@ -71,27 +75,29 @@ void moe_mul_mat_id(const MulMatIdCall& call);
 // does). Non-finite inputs reach every path's outputs as non-finite, but not always as the same kind: an integer
 // dot product turns an infinite scale times a zero sum into NaN where the exact sum is infinite, and f32 partial
 // sums overflow where a double sum does not. Recomputing these few outputs gives every path the reference's
-// classification. Reads the residual again: it must not be y itself.
-void recompute_doubtful(const MatmulCall& call);
-void recompute_doubtful(const MulMatIdCall& call);
+// classification. Reads the residual again: it must not be y itself. The paths that write through OutputRows (gemv,
+// tiled, experts) recompute the rows they flagged; the others' outputs are scanned (flagged null).
+void recompute_doubtful(const MatmulCall& call, const DoubtfulRows* flagged = nullptr);
+void recompute_doubtful(const MulMatIdCall& call, const DoubtfulRows* flagged = nullptr);
 
 // Row o of a matrix (of w's row length and type), dequantized into out.
 void dequantize_row(const format::Format& f, const Weight& w, const uint8_t* matrix, int64_t o, float* out);
 
 // Where the outputs of activation row r go: y + offset(r), rows ldy apart or, where `at` is set, scattered (an
-// expert's rows land at their (token, slot) places); the residual is added from the same place.
+// expert's rows land at their (token, slot) places); the residual is added from the same place. The outputs are
+// checked as they are written, while in cache, not scanned again after the call.
 struct OutputRows {
   float* y;
   int64_t ldy;
   const float* residual = nullptr;
-  const int64_t* at = nullptr;  // row r is output row at[r]; null: row r
-  int64_t offset(int64_t r) const { return (at ? at[r] : r) * ldy; }
+  const int64_t* at = nullptr;     // row r is output row at[r]; null: row r
+  DoubtfulRows* flags = nullptr;  // raised for each output row given a doubtful output
+  int64_t row(int64_t r) const { return at ? at[r] : r; }
+  int64_t offset(int64_t r) const { return row(r) * ldy; }
   // Outputs [o0, o0 + n) of row r: values plus the residual.
-  void put(int64_t r, int64_t o0, const float* values, int64_t n) const {
-    float* out = y + offset(r) + o0;
-    const float* add = residual ? residual + offset(r) + o0 : nullptr;
-    for (int64_t i = 0; i < n; ++i) out[i] = values[i] + (add ? add[i] : 0.0f);
-  }
+  void put(int64_t r, int64_t o0, const float* values, int64_t n) const;
+  // After the kernels wrote outputs [o0, o0 + n) of rows [r0, r0 + rows) in place.
+  void check(int64_t r0, int64_t rows, int64_t o0, int64_t n) const;
 };
 
 // The column loops the paths share: outputs [m0, m1) of every row of x. Scattered rows are written by the kernels

@@ -73,8 +73,9 @@ void tiled_columns(const Weight& w, const ActivationBuffer& x, int64_t m0, int64
     balanced_runs(x.rows(), kernel.rows, [&](int64_t r0, int nr) {
       if (!out.at) {
         const int64_t at = out.offset(r0) + o0;
-        return kernel.run(panels, count, valid, acts, r0, nr, out.y + at, out.ldy,
-                          out.residual ? out.residual + at : nullptr, &stream);
+        kernel.run(panels, count, valid, acts, r0, nr, out.y + at, out.ldy, out.residual ? out.residual + at : nullptr,
+                   &stream);
+        return out.check(r0, nr, o0, valid);
       }
       float block[kernels::kMaxTileRows][2 * kPanelRows];
       kernel.run(panels, count, valid, acts, r0, nr, block[0], 2 * kPanelRows, nullptr, &stream);
@@ -95,10 +96,13 @@ void tiled_matmul(const MatmulCall& c) {
   const int threads = runtime::ThreadPool::resolve_threads(c.threads);
   constexpr int64_t kPair = 2 * kPanelRows;
   const int64_t rows_per_task = std::max(kPair, c.w.m / (16 * threads) / kPair * kPair);
+  DoubtfulRows flags(static_cast<size_t>(c.rows));
   runtime::ThreadPool::global().run(threads, (c.w.m + rows_per_task - 1) / rows_per_task, [&](int64_t task) {
     const int64_t m0 = task * rows_per_task;
-    tiled_columns(c.w, x, m0, std::min(c.w.m, m0 + rows_per_task), {c.y, c.w.m, c.residual}, c.isa, false);
+    tiled_columns(c.w, x, m0, std::min(c.w.m, m0 + rows_per_task), {c.y, c.w.m, c.residual, nullptr, &flags}, c.isa,
+                  false);
   });
+  recompute_doubtful(c, &flags);
 }
 
 }  // namespace ggufmm::paths
