@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <optional>
 #include <random>
 
@@ -229,6 +230,34 @@ TEST_P(TiledGolden, EveryLevelWithinAccuracyBounds) {
 
 INSTANTIATE_TEST_SUITE_P(AllFormats, TiledGolden, ::testing::ValuesIn(quantized_types()),
                          [](const auto& param_info) { return param_info.param; });
+
+// Every level's tile kernels report the rows they gave a doubtful output (NaN, infinite, or beyond half the f32
+// range), here through the residual, and only for the weight rows they store.
+TEST(TiledKernels, ReportTheRowsGivenDoubtfulOutputs) {
+  constexpr int64_t kK = 64;
+  constexpr int kRows = 6, kValid = 15;
+  std::vector<float> x(static_cast<size_t>(kRows * kK), 0.5f);
+  runtime::AlignedVector<uint8_t> codes(static_cast<size_t>(kK * kernels::kPanelRows), uint8_t{129});
+  const std::vector<float> scales(static_cast<size_t>(kK / 32 * kernels::kPanelRows), 1.0f);
+  const kernels::Panel panel{.group = 32, .offset_group = 32, .codes = codes.data(), .scales = scales.data()};
+  std::vector<float> residual(static_cast<size_t>(kRows * kernels::kPanelRows), 1.0f);
+  const auto at = [](int r, int l) { return static_cast<size_t>(r * kernels::kPanelRows + l); };
+  residual[at(1, 3)] = std::numeric_limits<float>::infinity();
+  residual[at(2, kValid)] = std::numeric_limits<float>::quiet_NaN();  // a weight row past `valid`: not stored
+  residual[at(3, 0)] = 3e38f;                                          // beyond half the range
+  residual[at(4, 7)] = -1e38f;                                         // within it
+  residual[at(5, 14)] = -std::numeric_limits<float>::quiet_NaN();
+  for (const Isa isa : runtime::supported_isas()) {
+    const paths::ActivationBuffer acts(x.data(), kRows, kK, Type::Q8_0, isa);
+    std::vector<float> y(residual.size());
+    for (int r0 = 0; r0 < kRows; r0 += 3) {
+      const uint32_t rows = kernels::find_tile(isa, {}).run(&panel, 1, kValid, acts.tile_view(32), r0, 3,
+                                                            y.data() + at(r0, 0), kernels::kPanelRows,
+                                                            residual.data() + at(r0, 0), nullptr);
+      EXPECT_EQ(rows, r0 == 0 ? 0b010u : 0b101u) << runtime::isa_name(isa) << " rows from " << r0;
+    }
+  }
+}
 
 // Panels whose levels lie within [-R, R) let plain AVX2 multiply q + R directly and add up pairs of products in
 // int16 (Panel::reach). At the extremes, every level R - 1 (the largest code, 2R - 1) against activations of

@@ -8,6 +8,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 
 #include "ggufmm/ggufmm.hpp"
 #include "runtime/cpu.hpp"
@@ -20,6 +21,9 @@ inline constexpr int kMaxGemvRows = 7;  // the decode regime: 1 to 7 activation 
 inline constexpr int kMaxRowTileRows = 8;
 inline constexpr int kGroup = 32;       // activations are quantized in groups of 32 values
 inline constexpr int kSumGroup = 16;    // activation sums are kept per 16 (finest weight offset group)
+// Outputs the paths recompute exactly (paths::recompute_doubtful) are those v with !(|v| <= kDoubtfulAbove): NaN,
+// infinite, or within a factor 2 of the f32 range's edge, where the exact value may overflow and a fast one not.
+inline constexpr float kDoubtfulAbove = std::numeric_limits<float>::max() / 2;
 
 // Activation rows prepared once per call for the integer kernels (and kept as f32 for the float ones). Every
 // integer kernel computes exactly sum_i w_i * d * q_i: the offset term of w = d*q - m multiplies d * (sum of q),

@@ -54,11 +54,12 @@ inline TileForm tile_form(const PanelShape& shape) {
 }
 
 // y[r * ldy + l] = sum_i W[l][i] * X[r0 + r][i] (+ residual[r * ldy + l]) for r < nr and the weight rows
-// l < valid of `panels` (1 or 2) consecutive panels: y and residual point at the tile's first output. Meanwhile
+// l < valid of `panels` (1 or 2) consecutive panels: y and residual point at the tile's first output. Returns the
+// rows given a doubtful output (bit r: kDoubtfulAbove), judged in registers, as the outputs are stored. Meanwhile
 // `ahead` (or none) steps once per group: the weights of the next panels, streamed while the arithmetic leaves
 // memory idle.
-using TileFn = void (*)(const Panel* panels, int panel_count, int valid, const TileActivations& x, int64_t r0, int nr,
-                        float* y, int64_t ldy, const float* residual, L2Stream* ahead);
+using TileFn = uint32_t (*)(const Panel* panels, int panel_count, int valid, const TileActivations& x, int64_t r0,
+                            int nr, float* y, int64_t ldy, const float* residual, L2Stream* ahead);
 
 // A tile kernel and the activation rows it holds in registers at once: calls of more rows (up to kMaxTileRows)
 // run in turns, so callers cut rows into runs of `rows`.

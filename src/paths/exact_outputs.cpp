@@ -44,15 +44,24 @@ void dequantize_row(const format::Format& f, const Weight& w, const uint8_t* mat
 void OutputRows::put(int64_t r, int64_t o0, const float* values, int64_t n) const {
   float* out = y + offset(r) + o0;
   const float* add = residual ? residual + offset(r) + o0 : nullptr;
-  for (int64_t i = 0; i < n; ++i) out[i] = values[i] + (add ? add[i] : 0.0f);
-  check(r, 1, o0, n);
+  // Judged as they are stored: reading them back would wait for their lines, which the stores fetch.
+  bool any = false;
+  for (int64_t i = 0; i < n; ++i) {
+    out[i] = values[i] + (add ? add[i] : 0.0f);
+    any |= doubtful(out[i]);
+  }
+  if (any) flag(r, 1);
 }
 
 void OutputRows::check(int64_t r0, int64_t rows, int64_t o0, int64_t n) const {
-  if (!flags) return;
-  for (int64_t r = r0; r < r0 + rows; ++r) {
-    if (!any_doubtful(y + offset(r) + o0, n)) continue;
-    (*flags)[static_cast<size_t>(row(r))].store(true, std::memory_order_relaxed);
+  for (int64_t r = r0; r < r0 + rows && flags; ++r) {
+    if (any_doubtful(y + offset(r) + o0, n)) flag(r, 1);
+  }
+}
+
+void OutputRows::flag(int64_t r0, uint32_t rows) const {
+  for (int r = 0; rows >> r != 0 && flags; ++r) {
+    if (rows >> r & 1) (*flags)[static_cast<size_t>(row(r0 + r))].store(true, std::memory_order_relaxed);
   }
 }
 

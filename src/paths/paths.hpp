@@ -98,6 +98,8 @@ struct OutputRows {
   void put(int64_t r, int64_t o0, const float* values, int64_t n) const;
   // After the kernels wrote outputs [o0, o0 + n) of rows [r0, r0 + rows) in place.
   void check(int64_t r0, int64_t rows, int64_t o0, int64_t n) const;
+  // Rows r0 + r for the bits r of `rows`, which a tile kernel found doubtful.
+  void flag(int64_t r0, uint32_t rows) const;
 };
 
 // The column loops the paths share: outputs [m0, m1) of every row of x. Scattered rows are written by the kernels

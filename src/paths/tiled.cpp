@@ -73,9 +73,8 @@ void tiled_columns(const Weight& w, const ActivationBuffer& x, int64_t m0, int64
     balanced_runs(x.rows(), kernel.rows, [&](int64_t r0, int nr) {
       if (!out.at) {
         const int64_t at = out.offset(r0) + o0;
-        kernel.run(panels, count, valid, acts, r0, nr, out.y + at, out.ldy, out.residual ? out.residual + at : nullptr,
-                   &stream);
-        return out.check(r0, nr, o0, valid);
+        return out.flag(r0, kernel.run(panels, count, valid, acts, r0, nr, out.y + at, out.ldy,
+                                       out.residual ? out.residual + at : nullptr, &stream));
       }
       float block[kernels::kMaxTileRows][2 * kPanelRows];
       kernel.run(panels, count, valid, acts, r0, nr, block[0], 2 * kPanelRows, nullptr, &stream);

@@ -36,7 +36,7 @@ inline __m256i broadcast_i32(const int8_t* p) {
 // Rows [r0, r0 + NR) against one panel into y (the first row's outputs); `valid` of its 16 rows are stored.
 // R: the reach of the panel's levels (Panel::reach), which picks the plain AVX2 dot product.
 template <int NR, int S, int O, int R>
-void panel_rows(const Panel& panel, int valid, const TileActivations& x, int64_t r0, float* y, int64_t ldy,
+uint32_t panel_rows(const Panel& panel, int valid, const TileActivations& x, int64_t r0, float* y, int64_t ldy,
                 const float* residual, L2Stream* ahead) {
   // Activation groups are the finer of S and O: H of them per scale group.
   constexpr int H = O == 16 ? S / 16 : 1;
@@ -113,6 +113,7 @@ void panel_rows(const Panel& panel, int valid, const TileActivations& x, int64_t
       }
     }
   }
+  uint32_t doubtful = 0;
   for (int h = 0; h < 2; ++h) {
     const int lanes = std::clamp(valid - 8 * h, 0, 8);
     if (lanes == 0) break;
@@ -122,43 +123,53 @@ void panel_rows(const Panel& panel, int valid, const TileActivations& x, int64_t
       __m256 v = acc[r][h];
       if (residual) v = _mm256_add_ps(v, _mm256_maskload_ps(residual + at, mask));
       _mm256_maskstore_ps(y + at, mask, v);
+      const __m256 magnitude = _mm256_andnot_ps(_mm256_set1_ps(-0.0f), v);
+      const int fine = _mm256_movemask_ps(_mm256_cmp_ps(magnitude, _mm256_set1_ps(kDoubtfulAbove), _CMP_LE_OQ));
+      if (~fine & ((1 << lanes) - 1)) doubtful |= 1u << r;
     }
   }
+  return doubtful;
 }
 
 template <int S, int O, int R>
-void panel_steps(const Panel& panel, int valid, const TileActivations& x, int64_t r0, int nr, float* y, int64_t ldy,
-                 const float* residual, L2Stream* ahead) {
+uint32_t panel_steps(const Panel& panel, int valid, const TileActivations& x, int64_t r0, int nr, float* y,
+                     int64_t ldy, const float* residual, L2Stream* ahead) {
+  uint32_t doubtful = 0;
   for (int r = 0; r < nr; r += kRowsPerStep) {
     float* out = y + r * ldy;
     const float* add = residual ? residual + r * ldy : nullptr;
+    uint32_t rows;
     switch (std::min(kRowsPerStep, nr - r)) {
-      case 1: panel_rows<1, S, O, R>(panel, valid, x, r0 + r, out, ldy, add, ahead); break;
-      case 2: panel_rows<2, S, O, R>(panel, valid, x, r0 + r, out, ldy, add, ahead); break;
-      default: panel_rows<3, S, O, R>(panel, valid, x, r0 + r, out, ldy, add, ahead); break;
+      case 1: rows = panel_rows<1, S, O, R>(panel, valid, x, r0 + r, out, ldy, add, ahead); break;
+      case 2: rows = panel_rows<2, S, O, R>(panel, valid, x, r0 + r, out, ldy, add, ahead); break;
+      default: rows = panel_rows<3, S, O, R>(panel, valid, x, r0 + r, out, ldy, add, ahead); break;
     }
+    doubtful |= rows << r;
   }
+  return doubtful;
 }
 
 template <int S, int O>
-void tile(const Panel* panels, int panel_count, int valid, const TileActivations& x, int64_t r0, int nr, float* y,
-          int64_t ldy, const float* residual, L2Stream* ahead) {
+uint32_t tile(const Panel* panels, int panel_count, int valid, const TileActivations& x, int64_t r0, int nr, float* y,
+              int64_t ldy, const float* residual, L2Stream* ahead) {
+  uint32_t doubtful = 0;
   for (int p = 0; p < panel_count; ++p) {
     const int panel_valid = std::min(valid - p * kPanelRows, kPanelRows);
     float* out = y + p * kPanelRows;
     const float* add = residual ? residual + p * kPanelRows : nullptr;
     if constexpr (kVnni) {
-      panel_steps<S, O, 128>(panels[p], panel_valid, x, r0, nr, out, ldy, add, ahead);
+      doubtful |= panel_steps<S, O, 128>(panels[p], panel_valid, x, r0, nr, out, ldy, add, ahead);
     } else if (panels[p].reach == 16) {
-      panel_steps<S, O, 16>(panels[p], panel_valid, x, r0, nr, out, ldy, add, ahead);
+      doubtful |= panel_steps<S, O, 16>(panels[p], panel_valid, x, r0, nr, out, ldy, add, ahead);
     } else if (panels[p].reach == 32) {
-      panel_steps<S, O, 32>(panels[p], panel_valid, x, r0, nr, out, ldy, add, ahead);
+      doubtful |= panel_steps<S, O, 32>(panels[p], panel_valid, x, r0, nr, out, ldy, add, ahead);
     } else if (panels[p].reach == 64) {
-      panel_steps<S, O, 64>(panels[p], panel_valid, x, r0, nr, out, ldy, add, ahead);
+      doubtful |= panel_steps<S, O, 64>(panels[p], panel_valid, x, r0, nr, out, ldy, add, ahead);
     } else {
-      panel_steps<S, O, 128>(panels[p], panel_valid, x, r0, nr, out, ldy, add, ahead);
+      doubtful |= panel_steps<S, O, 128>(panels[p], panel_valid, x, r0, nr, out, ldy, add, ahead);
     }
   }
+  return doubtful;
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 // The int8 tile kernel, portable: the same arithmetic as the SIMD levels (int32 sums per group of S values,
 // one f32 conversion per group, offsets per O values, O = 0 for symmetric weights), one output at a time.
+#include <cmath>
 #include <cstring>
 
 #include "kernels/scalar/scalar.hpp"
@@ -9,11 +10,12 @@ namespace ggufmm::kernels::scalar {
 namespace {
 
 template <int S, int O>
-void tile(const Panel* panels, int panel_count, int valid, const TileActivations& x, int64_t r0, int nr, float* y,
+uint32_t tile(const Panel* panels, int panel_count, int valid, const TileActivations& x, int64_t r0, int nr, float* y,
           int64_t ldy, const float* residual, L2Stream* ahead) {
   // Activation groups are the finer of S and O: S / F of them per scale group.
   constexpr int F = O == 16 ? 16 : S;
   const int64_t groups = x.k / F;
+  uint32_t doubtful = 0;
   for (int p = 0; p < panel_count; ++p) {
     const Panel& panel = panels[p];
     for (int l = 0; l < kPanelRows && p * kPanelRows + l < valid; ++l) {
@@ -33,9 +35,11 @@ void tile(const Panel* panels, int panel_count, int valid, const TileActivations
         }
         const int64_t at = (r - r0) * ldy + p * kPanelRows + l;
         y[at] = acc + (residual ? residual[at] : 0.0f);
+        if (!(std::fabs(y[at]) <= kDoubtfulAbove)) doubtful |= 1u << (r - r0);
       }
     }
   }
+  return doubtful;
 }
 
 }  // namespace
