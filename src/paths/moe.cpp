@@ -3,13 +3,11 @@
 // its real row count: decode kernels for 1 to 7 rows, tile kernels beyond. Experts with no rows cost nothing,
 // and no tile row is ever computed for padding. Work is split by rows x weight bytes, not by expert count.
 #include <algorithm>
-#include <span>
 #include <vector>
 
 #include "format/registry.hpp"
 #include "paths/paths.hpp"
 #include "paths/profile.hpp"
-#include "runtime/aligned.hpp"
 #include "runtime/thread_pool.hpp"
 
 namespace ggufmm::paths {

@@ -1,4 +1,4 @@
-// Scratch containers for the products' working buffers (quantized activations, decoded panels, routed outputs).
+// Scratch containers for the products' working buffers (quantized activations, decoded panels, blocks of outputs).
 // Their storage starts on a cache line, so that 64-byte vector loads and stores from their start never straddle two
 // lines (each straddling access costs two). Blocks of 4 KiB and more freed by a thread are kept for its next call:
 // fresh memory from the system costs a page fault per 4 KiB, which measured 10 to 20 % of a mixture-of-experts call
