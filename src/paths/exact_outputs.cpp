@@ -53,6 +53,14 @@ void OutputRows::put(int64_t r, int64_t o0, const float* values, int64_t n) cons
   if (any) flag(r, 1);
 }
 
+void OutputRows::prefetch(int64_t r0, int64_t rows, int64_t o0, int64_t n) const {
+  for (int64_t r = r0; r < r0 + rows; ++r) {
+    const float* first = y + offset(r) + o0;
+    for (int64_t i = 0; i < n; i += 16) __builtin_prefetch(first + i, 1);
+    __builtin_prefetch(first + n - 1, 1);
+  }
+}
+
 void OutputRows::check(int64_t r0, int64_t rows, int64_t o0, int64_t n) const {
   for (int64_t r = r0; r < r0 + rows && flags; ++r) {
     if (any_doubtful(y + offset(r) + o0, n)) flag(r, 1);

@@ -96,6 +96,10 @@ struct OutputRows {
   int64_t offset(int64_t r) const { return row(r) * ldy; }
   // Outputs [o0, o0 + n) of row r: values plus the residual.
   void put(int64_t r, int64_t o0, const float* values, int64_t n) const;
+  // Asks for the lines of outputs [o0, o0 + n) of rows [r0, r0 + rows) ahead of their put, which would otherwise
+  // wait for the lines it stores to (experts of 64 rows at 512 tokens: q8_0 and iq2_xs 1.02 to 1.03 times as fast,
+  // q4_K 1.0).
+  void prefetch(int64_t r0, int64_t rows, int64_t o0, int64_t n) const;
   // After the kernels wrote outputs [o0, o0 + n) of rows [r0, r0 + rows) in place.
   void check(int64_t r0, int64_t rows, int64_t o0, int64_t n) const;
   // Rows r0 + r for the bits r of `rows`, which a tile kernel found doubtful.

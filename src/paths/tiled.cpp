@@ -77,6 +77,7 @@ void tiled_columns(const Weight& w, const ActivationBuffer& x, int64_t m0, int64
                                        out.residual ? out.residual + at : nullptr, &stream));
       }
       float block[kernels::kMaxTileRows][2 * kPanelRows];
+      out.prefetch(r0, nr, o0, valid);
       kernel.run(panels, count, valid, acts, r0, nr, block[0], 2 * kPanelRows, nullptr, &stream);
       for (int r = 0; r < nr; ++r) out.put(r0 + r, o0, block[r], valid);
     });
