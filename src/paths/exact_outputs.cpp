@@ -1,7 +1,6 @@
 // Outputs whose classification a fast path may get wrong, recomputed exactly.
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <vector>
 
 #include "format/registry.hpp"
@@ -12,7 +11,7 @@ namespace ggufmm::paths {
 namespace {
 
 // NaN, infinite, or within a factor 2 of the f32 range (where the exact value may overflow and the fast one not).
-bool doubtful(float v) { return !(std::fabs(v) <= std::numeric_limits<float>::max() / 2); }
+bool doubtful(float v) { return !(std::fabs(v) <= kernels::kDoubtfulAbove); }
 
 // Whether any of a row's outputs is doubtful: nearly none is, and this scan, free of branches, vectorizes.
 bool any_doubtful(const float* y, int64_t n) {

@@ -37,7 +37,7 @@ inline __m256i broadcast_i32(const int8_t* p) {
 // R: the reach of the panel's levels (Panel::reach), which picks the plain AVX2 dot product.
 template <int NR, int S, int O, int R>
 uint32_t panel_rows(const Panel& panel, int valid, const TileActivations& x, int64_t r0, float* y, int64_t ldy,
-                const float* residual, L2Stream* ahead) {
+                    const float* residual, L2Stream* ahead) {
   // Activation groups are the finer of S and O: H of them per scale group.
   constexpr int H = O == 16 ? S / 16 : 1;
   // Chunks whose vpmaddubsw pairs add up in int16: a pair of codes below 2R times activations within +-127.

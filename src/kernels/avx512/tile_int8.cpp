@@ -97,7 +97,7 @@ template <int NR, int P>
 // (alternated in one process).
 template <int NR, int P, int O>
 uint32_t per_group(const Panel* panels, int valid, const TileActivations& x, int64_t r0, float* y, int64_t ldy,
-               const float* residual, L2Stream* ahead) {
+                   const float* residual, L2Stream* ahead) {
   constexpr int E = kEntries<32, O>;
   const int64_t groups = x.k / 32;
   Totals<NR, P> acc;
@@ -145,7 +145,7 @@ uint32_t per_group(const Panel* panels, int valid, const TileActivations& x, int
 // S = 16 and 256.
 template <int NR, int P, int S, int O>
 uint32_t per_half_or_block(const Panel* panels, int valid, const TileActivations& x, int64_t r0, float* y,
-                       int64_t ldy, const float* residual, L2Stream* ahead) {
+                           int64_t ldy, const float* residual, L2Stream* ahead) {
   static_assert(S != 32 && NR <= most_rows(S));
   constexpr int E = kEntries<S, O>;
   const int64_t groups = x.k / 32;

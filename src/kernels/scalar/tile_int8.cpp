@@ -11,7 +11,7 @@ namespace {
 
 template <int S, int O>
 uint32_t tile(const Panel* panels, int panel_count, int valid, const TileActivations& x, int64_t r0, int nr, float* y,
-          int64_t ldy, const float* residual, L2Stream* ahead) {
+              int64_t ldy, const float* residual, L2Stream* ahead) {
   // Activation groups are the finer of S and O: S / F of them per scale group.
   constexpr int F = O == 16 ? 16 : S;
   const int64_t groups = x.k / F;
