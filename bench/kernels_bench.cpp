@@ -70,8 +70,8 @@ void run_tile(benchmark::State& state, runtime::Isa isa, Type type, int rows) {
   const paths::ActivationBuffer acts(x.data(), rows, kK, type, isa);
   const kernels::TileKernel kernel = kernels::find_tile(isa, shape);
   const kernels::TileActivations view = acts.tile_view(shape.offset_group());
+  constexpr int kColumns = 2 * kernels::kPanelRows;  // both panels' rows, one output column each
   for (auto _ : state) {
-    constexpr int kColumns = 2 * kernels::kPanelRows;  // both panels' rows, one output column each
     for (int64_t r0 = 0; r0 < rows; r0 += kernel.rows) {
       const int nr = static_cast<int>(std::min<int64_t>(kernel.rows, rows - r0));
       kernel.run(views, 2, kColumns, view, r0, nr, y.data() + r0 * kColumns, kColumns, nullptr, nullptr);
