@@ -74,7 +74,7 @@ void run_tile(benchmark::State& state, runtime::Isa isa, Type type, int rows) {
   for (auto _ : state) {
     for (int64_t r0 = 0; r0 < rows; r0 += kernel.rows) {
       const int nr = static_cast<int>(std::min<int64_t>(kernel.rows, rows - r0));
-      kernel.run(views, 2, kColumns, view, r0, nr, y.data() + r0 * kColumns, kColumns, nullptr, nullptr);
+      kernel.run(views, 2, kColumns, view, r0, nr, {y.data(), kColumns}, nullptr);
     }
     benchmark::DoNotOptimize(y.data());
   }

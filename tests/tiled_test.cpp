@@ -252,8 +252,7 @@ TEST(TiledKernels, ReportTheRowsGivenDoubtfulOutputs) {
     std::vector<float> y(residual.size());
     for (int r0 = 0; r0 < kRows; r0 += 3) {
       const uint32_t rows = kernels::find_tile(isa, {}).run(&panel, 1, kValid, acts.tile_view(32), r0, 3,
-                                                            y.data() + at(r0, 0), kernels::kPanelRows,
-                                                            residual.data() + at(r0, 0), nullptr);
+                                                            {y.data(), kernels::kPanelRows, residual.data()}, nullptr);
       EXPECT_EQ(rows, r0 == 0 ? 0b010u : 0b101u) << runtime::isa_name(isa) << " rows from " << r0;
     }
   }
@@ -279,8 +278,7 @@ TEST(TiledKernels, LevelsAtTheEdgeOfTheirReachStayExact) {
         const paths::ActivationBuffer acts(x.data(), kRows, kK, Type::Q8_0, isa);
         const kernels::TileFn fn = kernels::find_tile(isa, {}).run;
         std::vector<float> y(static_cast<size_t>(kRows * kernels::kPanelRows));
-        fn(&panel, 1, kernels::kPanelRows, acts.tile_view(32), 0, kRows, y.data(), kernels::kPanelRows, nullptr,
-           nullptr);
+        fn(&panel, 1, kernels::kPanelRows, acts.tile_view(32), 0, kRows, {y.data(), kernels::kPanelRows}, nullptr);
         for (int r = 0; r < kRows; ++r) {
           for (int l = 0; l < kernels::kPanelRows; ++l) {
             double want = 0;
@@ -338,20 +336,28 @@ TEST(TiledKernels, EveryFormTakesUpToTheMostRowsInOneCall) {
     const std::string form = fmt::format("S{} O{}", shape.scale_blocks ? 256 : shape.group(),
                                          shape.asymmetric ? shape.offset_group() : 0);
     const paths::ActivationBuffer portable_acts(x.data(), kernels::kMaxTileRows, kK, Type::Q8_0, Isa::Scalar);
-    std::vector<float> want(residual.size());
+    std::vector<float> want(residual.size()), bare(residual.size());
     for (int r = 0; r < kernels::kMaxTileRows; ++r) {
-      kernels::find_tile(Isa::Scalar, shape).run(panels, 2, kValid, portable_acts.tile_view(shape.offset_group()), r,
-                                                 1, want.data() + r * kLdy, kLdy, residual.data() + r * kLdy, nullptr);
+      const kernels::TileFn portable = kernels::find_tile(Isa::Scalar, shape).run;
+      const kernels::TileActivations xs = portable_acts.tile_view(shape.offset_group());
+      portable(panels, 2, kValid, xs, r, 1, {want.data(), kLdy, residual.data()}, nullptr);
+      portable(panels, 2, kValid, xs, r, 1, {bare.data(), kLdy}, nullptr);
     }
+    // Rows read and stored through maps, as an expert's are: row r of a call is activation row x_at[r], stored
+    // (with its residual) at output row y_at[r].
+    const int64_t x_at[kernels::kMaxTileRows] = {5, 3, 0, 4, 1, 2}, y_at[kernels::kMaxTileRows] = {2, 4, 5, 1, 0, 3};
     for (const Isa isa : runtime::supported_isas()) {
       const kernels::TileKernel kernel = kernels::find_tile(isa, shape);
       EXPECT_GE(kernel.rows, 1) << form;
       EXPECT_LE(kernel.rows, kernels::kMaxTileRows) << form;
       const paths::ActivationBuffer acts(x.data(), kernels::kMaxTileRows, kK, Type::Q8_0, isa);
       for (int nr = 1; nr <= kernels::kMaxTileRows; ++nr) {
-        std::vector<float> y(want.size(), -1.0f);
-        kernel.run(panels, 2, kValid, acts.tile_view(shape.offset_group()), 0, nr, y.data(), kLdy, residual.data(),
+        std::vector<float> y(want.size(), -1.0f), mapped(want.size(), -1.0f);
+        kernel.run(panels, 2, kValid, acts.tile_view(shape.offset_group()), 0, nr, {y.data(), kLdy, residual.data()},
                    nullptr);
+        kernel.run(panels, 2, kValid,
+                   paths::ActivationBuffer::mapped(acts, x_at, kernels::kMaxTileRows).tile_view(shape.offset_group()),
+                   0, nr, {mapped.data(), kLdy, residual.data(), y_at}, nullptr);
         for (int r = 0; r < kernels::kMaxTileRows; ++r) {
           for (int l = 0; l < kLdy; ++l) {
             const size_t at = sized(r * kLdy + l);
@@ -360,6 +366,13 @@ TEST(TiledKernels, EveryFormTakesUpToTheMostRowsInOneCall) {
               EXPECT_NEAR(y[at], want[at], 1e-4f * (1.0f + std::abs(want[at]))) << where;
             } else {
               EXPECT_EQ(y[at], -1.0f) << where;  // not a row of the call, or a lane past `valid`
+            }
+            const size_t to = sized(y_at[r] * kLdy + l);
+            if (r < nr && l < kValid) {
+              const float mapped_want = bare[sized(x_at[r] * kLdy + l)] + residual[to];
+              EXPECT_NEAR(mapped[to], mapped_want, 1e-4f * (1.0f + std::abs(mapped_want))) << where << " mapped";
+            } else {
+              EXPECT_EQ(mapped[to], -1.0f) << where << " mapped";
             }
           }
         }

@@ -34,11 +34,30 @@ struct TileGroup {
   float sum = 0.0f;  // d * (sum of the codes): the offset term
 };
 
-// Activation rows prepared for the tile kernels of one panel form: groups of the finer of S and O.
+// Activation rows prepared for the tile kernels of one panel form: groups of the finer of S and O. Row r of a
+// call may be another row of q and group (an expert's rows are read where their tokens were quantized).
 struct TileActivations {
   int64_t k = 0;
   const int8_t* q = nullptr;          // [rows][k] codes (as for gemv)
   const TileGroup* group = nullptr;  // [rows][k / min(S, O)]
+  const int64_t* at = nullptr;       // row r is row at[r] of q and group; null: row r
+  int64_t row(int64_t r) const { return at ? at[r] : r; }
+  const int8_t* codes(int64_t r) const { return q + row(r) * k; }
+  // Row r's groups, of `values` values each.
+  const TileGroup* groups(int64_t r, int values) const { return group + row(r) * (k / values); }
+};
+
+// Where the outputs of activation row r go: y + offset(r), rows ldy apart, or scattered (an expert's rows land at
+// their (token, slot) places); the residual, if any, is added from the same place.
+struct TileOutput {
+  float* y = nullptr;
+  int64_t ldy = 0;
+  const float* residual = nullptr;
+  const int64_t* at = nullptr;  // row r goes to output row at[r]; null: row r
+  int64_t row(int64_t r) const { return at ? at[r] : r; }
+  int64_t offset(int64_t r) const { return row(r) * ldy; }
+  // The same rows' outputs from column o0 on.
+  TileOutput from_column(int64_t o0) const { return {y + o0, ldy, residual ? residual + o0 : nullptr, at}; }
 };
 
 // The tile kernels' forms: S/O of the panel, O = 0 for symmetric weights. S = 256 panels keep their scales per
@@ -53,13 +72,12 @@ inline TileForm tile_form(const PanelShape& shape) {
   return blocks ? TileForm::S256O16 : TileForm::S32O16;
 }
 
-// y[r * ldy + l] = sum_i W[l][i] * X[r0 + r][i] (+ residual[r * ldy + l]) for r < nr and the weight rows
-// l < valid of `panels` (1 or 2) consecutive panels: y and residual point at the tile's first output. Returns the
-// rows given a doubtful output (bit r: kDoubtfulAbove), judged in registers, as the outputs are stored. Meanwhile
-// `ahead` (or none) steps once per group: the weights of the next panels, streamed while the arithmetic leaves
-// memory idle.
+// Output l of row r0 + r (out, from the tile's first weight row) = sum_i W[l][i] * X[r0 + r][i] (+ its residual)
+// for r < nr and the weight rows l < valid of `panels` (1 or 2) consecutive panels. Returns the rows given a
+// doubtful output (bit r: kDoubtfulAbove), judged in registers, as the outputs are stored. Meanwhile `ahead` (or
+// none) steps once per group: the weights of the next panels, streamed while the arithmetic leaves memory idle.
 using TileFn = uint32_t (*)(const Panel* panels, int panel_count, int valid, const TileActivations& x, int64_t r0,
-                            int nr, float* y, int64_t ldy, const float* residual, L2Stream* ahead);
+                            int nr, const TileOutput& out, L2Stream* ahead);
 
 // A tile kernel and the activation rows it holds in registers at once: calls of more rows (up to kMaxTileRows)
 // run in turns, so callers cut rows into runs of `rows`.

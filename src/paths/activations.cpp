@@ -1,6 +1,7 @@
 #include "paths/activations.hpp"
 
 #include <algorithm>
+#include <cassert>
 
 #include "runtime/thread_pool.hpp"
 
@@ -76,7 +77,19 @@ ActivationBuffer ActivationBuffer::slice(const ActivationBuffer& from, int64_t r
   s.k_ = from.k_;
   s.rows_ = n;
   s.quantized_ = from.quantized_;
-  s.at_ = from.at_.row(r0, from.k_);
+  if (from.map_) {
+    s.at_ = from.at_;
+    s.map_ = from.map_ + r0;
+  } else {
+    s.at_ = from.at_.row(r0, from.k_);
+  }
+  return s;
+}
+
+ActivationBuffer ActivationBuffer::mapped(const ActivationBuffer& from, const int64_t* at, int64_t n) {
+  assert(!from.map_);
+  ActivationBuffer s = slice(from, 0, n);
+  s.map_ = at;
   return s;
 }
 
@@ -115,6 +128,7 @@ void ActivationBuffer::derive_tile_sums(int64_t r0, int64_t r1) {
 }
 
 kernels::Activations ActivationBuffer::view(int64_t r0, int n) const {
+  assert(!map_);
   const Rows a = at_.row(r0, k_);
   return {.k = k_,
           .rows = n > 0 ? n : static_cast<int>(rows_ - r0),
@@ -126,7 +140,7 @@ kernels::Activations ActivationBuffer::view(int64_t r0, int n) const {
 }
 
 kernels::TileActivations ActivationBuffer::tile_view(int group) const {
-  return {k_, at_.q, group == 32 ? at_.tile32 : at_.tile16};
+  return {k_, at_.q, group == 32 ? at_.tile32 : at_.tile16, map_};
 }
 
 }  // namespace ggufmm::paths

@@ -21,6 +21,9 @@ class ActivationBuffer {
   ActivationBuffer(const ActivationBuffer& from, std::span<const int64_t> rows, int threads = 1);
   // Rows [r0, r0 + n) of `from`, which must outlive the slice: nothing is copied.
   static ActivationBuffer slice(const ActivationBuffer& from, int64_t r0, int64_t n);
+  // Rows at[0], ..., at[n - 1] of `from`, which must outlive the view, as `at` must: nothing is copied. Only the
+  // tile kernels read rows through such a map (tile_view); view() needs rows in order.
+  static ActivationBuffer mapped(const ActivationBuffer& from, const int64_t* at, int64_t n);
 
   // Owned rows are pointed into: moved, never copied.
   ActivationBuffer(ActivationBuffer&&) = default;
@@ -29,7 +32,7 @@ class ActivationBuffer {
   ActivationBuffer& operator=(const ActivationBuffer&) = delete;
 
   int64_t rows() const { return rows_; }
-  // Rows [r0, r0 + n) for the decode kernels (n <= kMaxRowTileRows).
+  // Rows [r0, r0 + n) for the decode kernels (n <= kMaxRowTileRows); not of a mapped buffer.
   kernels::Activations view(int64_t r0 = 0, int n = 0) const;
   // All rows for the tile kernels, in groups of 16 or 32 values (integer types only).
   kernels::TileActivations tile_view(int group) const;
@@ -58,6 +61,7 @@ class ActivationBuffer {
   int64_t k_ = 0, rows_ = 0;
   bool quantized_ = false;
   Rows at_;
+  const int64_t* map_ = nullptr;  // row r is row map_[r] from at_; null: row r
   runtime::AlignedVector<float> f32_copy_;
   runtime::AlignedVector<int8_t> q_;
   runtime::AlignedVector<float> d_, sum16_;

@@ -56,7 +56,7 @@ void gemv_matmul(const MatmulCall& c, int most) {
   DoubtfulRows flags(static_cast<size_t>(c.rows));
   runtime::ThreadPool::global().run(threads, (c.w.m + per_task - 1) / per_task, [&](int64_t task) {
     const int64_t m0 = task * per_task;
-    gemv_columns(c.w, x, m0, std::min(c.w.m, m0 + per_task), {c.y, c.w.m, c.residual, nullptr, &flags}, c.isa, most);
+    gemv_columns(c.w, x, m0, std::min(c.w.m, m0 + per_task), {{c.y, c.w.m, c.residual}, &flags}, c.isa, most);
   });
   recompute_doubtful(c, &flags);
 }

@@ -46,7 +46,22 @@ void moe_mul_mat_id(const MulMatIdCall& c) {
     }
   }
   const ActivationBuffer all(c.act, c.tokens * c.act_slots, c.w.k, c.w.type, c.isa, c.threads);
-  const ActivationBuffer by_expert(all, rows, c.threads);
+  const bool tiles = format::find(c.w.type)->decode != nullptr;
+  // Each expert is a matrix of the same shape, so one crossover serves them all.
+  Weight one = c.w;
+  one.experts = 1;
+  const int64_t tiled_from = crossover_for(one).tiled_from;
+  // The tile kernels read an expert's rows where their tokens were quantized, through a map. The decode kernels
+  // (row tiles too) take rows in order: those experts' rows are gathered, in one pass.
+  const auto by_panels = [&](int64_t n) { return tiles && n >= tiled_from && !runs_row_tiles(one, n, c.isa); };
+  std::vector<int64_t> gathered, gathered_at(groups.size());
+  for (size_t gi = 0; gi < groups.size(); ++gi) {
+    if (by_panels(groups[gi].count)) continue;
+    gathered_at[gi] = static_cast<int64_t>(gathered.size());
+    const auto first = rows.begin() + groups[gi].first;
+    gathered.insert(gathered.end(), first, first + groups[gi].count);
+  }
+  const ActivationBuffer in_order(all, gathered, c.threads);
 
   // Tasks of similar cost: an expert's columns are cut into pieces of about the same rows x columns.
   const int threads = runtime::ThreadPool::resolve_threads(c.threads);
@@ -59,11 +74,6 @@ void moe_mul_mat_id(const MulMatIdCall& c) {
     for (int64_t m0 = 0; m0 < m; m0 += columns) tasks.push_back({gi, m0, std::min(m, m0 + columns)});
   }
 
-  const bool tiles = format::find(c.w.type)->decode != nullptr;
-  // Each expert is a matrix of the same shape, so one crossover serves them all.
-  Weight one = c.w;
-  one.experts = 1;
-  const int64_t tiled_from = crossover_for(one).tiled_from;
   DoubtfulRows flags(static_cast<size_t>(pairs));
   runtime::ThreadPool::global().run(threads, static_cast<int64_t>(tasks.size()), [&](int64_t ti) {
     const Task& t = tasks[static_cast<size_t>(ti)];
@@ -71,9 +81,10 @@ void moe_mul_mat_id(const MulMatIdCall& c) {
     Weight expert = c.w;
     expert.experts = 1;
     expert.data = static_cast<const uint8_t*>(c.w.data) + static_cast<size_t>(g.expert) * c.w.expert_bytes();
-    const ActivationBuffer x = ActivationBuffer::slice(by_expert, g.first, g.count);
+    const ActivationBuffer x = by_panels(g.count) ? ActivationBuffer::mapped(all, rows.data() + g.first, g.count)
+                                                  : ActivationBuffer::slice(in_order, gathered_at[t.group], g.count);
     // The kernels put each row's outputs (and residual) straight at its pair's (token, slot) place.
-    const OutputRows out{c.y, m, c.residual, sorted.data() + g.first, &flags};
+    const OutputRows out{{c.y, m, c.residual, sorted.data() + g.first}, &flags};
     if (tiles && x.rows() >= tiled_from) {
       tiled_columns(expert, x, t.m0, t.m1, out, c.isa);
     } else {

@@ -83,21 +83,14 @@ void recompute_doubtful(const MulMatIdCall& call, const DoubtfulRows* flagged = 
 // Row o of a matrix (of w's row length and type), dequantized into out.
 void dequantize_row(const format::Format& f, const Weight& w, const uint8_t* matrix, int64_t o, float* out);
 
-// Where the outputs of activation row r go: y + offset(r), rows ldy apart or, where `at` is set, scattered (an
-// expert's rows land at their (token, slot) places); the residual is added from the same place. The outputs are
-// checked as they are written, while in cache, not scanned again after the call.
-struct OutputRows {
-  float* y;
-  int64_t ldy;
-  const float* residual = nullptr;
-  const int64_t* at = nullptr;     // row r is output row at[r]; null: row r
+// Where the outputs of activation row r go (kernels::TileOutput), and the rows given a doubtful output. The
+// outputs are checked as they are written, while in cache, not scanned again after the call.
+struct OutputRows : kernels::TileOutput {
   DoubtfulRows* flags = nullptr;  // raised for each output row given a doubtful output
-  int64_t row(int64_t r) const { return at ? at[r] : r; }
-  int64_t offset(int64_t r) const { return row(r) * ldy; }
   // Outputs [o0, o0 + n) of row r: values plus the residual.
   void put(int64_t r, int64_t o0, const float* values, int64_t n) const;
-  // Asks for the lines of outputs [o0, o0 + n) of rows [r0, r0 + rows) ahead of their put, which would otherwise
-  // wait for the lines it stores to (experts of 64 rows at 512 tokens: q8_0 and iq2_xs 1.02 to 1.03 times as fast,
+  // Asks for the lines of outputs [o0, o0 + n) of rows [r0, r0 + rows) ahead of their stores, which would otherwise
+  // wait for the lines they store to (experts of 64 rows at 512 tokens: q8_0 and iq2_xs 1.02 to 1.03 times as fast,
   // q4_K 1.0).
   void prefetch(int64_t r0, int64_t rows, int64_t o0, int64_t n) const;
   // After the kernels wrote outputs [o0, o0 + n) of rows [r0, r0 + rows) in place.
@@ -106,15 +99,17 @@ struct OutputRows {
   void flag(int64_t r0, uint32_t rows) const;
 };
 
-// The column loops the paths share: outputs [m0, m1) of every row of x. Scattered rows are written by the kernels
-// into a small block of their own first, then put in place.
+// The column loops the paths share: outputs [m0, m1) of every row of x.
+// gemv: the decode kernels write scattered rows into a small block of their own first, then put them in place.
 // More rows than `most` (the decode regime's 7, or a row tile's 8) go in passes of balanced heights.
 void gemv_columns(const Weight& w, const ActivationBuffer& x, int64_t m0, int64_t m1, const OutputRows& out,
                   runtime::Isa isa, int most = kernels::kMaxGemvRows);
-// m0 is a multiple of 32: the weight rows are decoded 32 at a time into panels. Up to 8 rows may run as one row
-// tile instead (row_tiles, or unset: the level's choice for the type, kernels::prefers_row_tiles).
+// Tiled: m0 is a multiple of 32: the weight rows are decoded 32 at a time into panels, and the tile kernels store
+// every row in place. Up to 8 rows may run as one row tile instead (row_tiles, or unset: the level's choice for
+// the type, runs_row_tiles), through gemv_columns, which needs x's rows in order (not ActivationBuffer::mapped).
 void tiled_columns(const Weight& w, const ActivationBuffer& x, int64_t m0, int64_t m1, const OutputRows& out,
                    runtime::Isa isa, std::optional<bool> row_tiles = {});
+bool runs_row_tiles(const Weight& w, int64_t rows, runtime::Isa isa, std::optional<bool> row_tiles = {});
 
 // Prefill with memory to spare: the weight dequantized once into a dense copy (dense_cache.hpp) that later calls
 // reuse, then a oneDNN GEMM. The copy is in the form measured fastest here; a weight larger than the cache's budget

@@ -37,11 +37,11 @@ bool panels_stream(const Weight& w, int64_t rows) {
   return w.row_bytes() < 6 * 1024 && rows <= kernels::kMaxRowTileRows;
 }
 
+}  // namespace
+
 bool runs_row_tiles(const Weight& w, int64_t rows, runtime::Isa isa, std::optional<bool> forced) {
   return rows <= kernels::kMaxRowTileRows && forced.value_or(kernels::prefers_row_tiles(isa, w.type));
 }
-
-}  // namespace
 
 void tiled_columns(const Weight& w, const ActivationBuffer& x, int64_t m0, int64_t m1, const OutputRows& out,
                    runtime::Isa isa, std::optional<bool> row_tiles) {
@@ -70,16 +70,10 @@ void tiled_columns(const Weight& w, const ActivationBuffer& x, int64_t m0, int64
                              balanced_run_count(x.rows(), kernel.rows) * (w.k / 32));
     // Balanced tiles: 8 rows as 4 + 4, not 6 + 2, whose 2-row tile would load the panels as often as the 6-row
     // one for a third of the work.
+    const kernels::TileOutput to = out.from_column(o0);
     balanced_runs(x.rows(), kernel.rows, [&](int64_t r0, int nr) {
-      if (!out.at) {
-        const int64_t at = out.offset(r0) + o0;
-        return out.flag(r0, kernel.run(panels, count, valid, acts, r0, nr, out.y + at, out.ldy,
-                                       out.residual ? out.residual + at : nullptr, &stream));
-      }
-      float block[kernels::kMaxTileRows][2 * kPanelRows];
-      out.prefetch(r0, nr, o0, valid);
-      kernel.run(panels, count, valid, acts, r0, nr, block[0], 2 * kPanelRows, nullptr, &stream);
-      for (int r = 0; r < nr; ++r) out.put(r0 + r, o0, block[r], valid);
+      if (out.at) out.prefetch(r0, nr, o0, valid);
+      out.flag(r0, kernel.run(panels, count, valid, acts, r0, nr, to, &stream));
     });
   }
 }
@@ -99,7 +93,7 @@ void tiled_matmul(const MatmulCall& c) {
   DoubtfulRows flags(static_cast<size_t>(c.rows));
   runtime::ThreadPool::global().run(threads, (c.w.m + rows_per_task - 1) / rows_per_task, [&](int64_t task) {
     const int64_t m0 = task * rows_per_task;
-    tiled_columns(c.w, x, m0, std::min(c.w.m, m0 + rows_per_task), {c.y, c.w.m, c.residual, nullptr, &flags}, c.isa,
+    tiled_columns(c.w, x, m0, std::min(c.w.m, m0 + rows_per_task), {{c.y, c.w.m, c.residual}, &flags}, c.isa,
                   false);
   });
   recompute_doubtful(c, &flags);

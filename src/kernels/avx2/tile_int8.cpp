@@ -33,11 +33,11 @@ inline __m256i broadcast_i32(const int8_t* p) {
   return _mm256_set1_epi32(v);
 }
 
-// Rows [r0, r0 + NR) against one panel into y (the first row's outputs); `valid` of its 16 rows are stored.
+// Rows [r0, r0 + NR) against one panel into out (from the panel's first row); `valid` of its 16 rows are stored.
 // R: the reach of the panel's levels (Panel::reach), which picks the plain AVX2 dot product.
 template <int NR, int S, int O, int R>
-uint32_t panel_rows(const Panel& panel, int valid, const TileActivations& x, int64_t r0, float* y, int64_t ldy,
-                    const float* residual, L2Stream* ahead) {
+uint32_t panel_rows(const Panel& panel, int valid, const TileActivations& x, int64_t r0, const TileOutput& out,
+                    L2Stream* ahead) {
   // Activation groups are the finer of S and O: H of them per scale group.
   constexpr int H = O == 16 ? S / 16 : 1;
   // Chunks whose vpmaddubsw pairs add up in int16: a pair of codes below 2R times activations within +-127.
@@ -45,14 +45,20 @@ uint32_t panel_rows(const Panel& panel, int valid, const TileActivations& x, int
   static_assert(S / 4 % kChunksPerWiden == 0);
   const int64_t groups = x.k / S;
   const __m256i ones = _mm256_set1_epi16(1);
+  const int8_t* xq[NR];
+  const TileGroup* row_groups[NR];
   __m256 acc[NR][2];
-  for (int r = 0; r < NR; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_ps();
+  for (int r = 0; r < NR; ++r) {
+    xq[r] = x.codes(r0 + r);
+    row_groups[r] = x.groups(r0 + r, S / H);
+    acc[r][0] = acc[r][1] = _mm256_setzero_ps();
+  }
   for (int64_t g = 0; g < groups; ++g) {
     if (ahead) ahead->step();
     __m256i t[NR][2];
     [[maybe_unused]] __m256i pairs[NR][2];
     for (int r = 0; r < NR; ++r) {
-      const TileGroup* xg = x.group + ((r0 + r) * groups + g) * H;
+      const TileGroup* xg = row_groups[r] + g * H;
       int32_t bias = xg[0].bias;
       if constexpr (H == 2) bias += xg[1].bias;
       // -128 x the activation sum undoes codes q + 128; q + R needs -R x the sum. |q| times the signed
@@ -76,7 +82,7 @@ uint32_t panel_rows(const Panel& panel, int valid, const TileActivations& x, int
         }
       }
       for (int r = 0; r < NR; ++r) {
-        const __m256i xb = broadcast_i32(x.q + (r0 + r) * x.k + (g * (S / 4) + c) * 4);
+        const __m256i xb = broadcast_i32(xq[r] + (g * (S / 4) + c) * 4);
         for (int h = 0; h < 2; ++h) {
           if constexpr (kVnni) {
 #if defined(__AVXVNNI__)
@@ -99,7 +105,7 @@ uint32_t panel_rows(const Panel& panel, int valid, const TileActivations& x, int
     }
     const __m256 scale[2] = {_mm256_loadu_ps(panel.scales + g * 16), _mm256_loadu_ps(panel.scales + g * 16 + 8)};
     for (int r = 0; r < NR; ++r) {
-      const __m256 dx = _mm256_set1_ps(x.group[((r0 + r) * groups + g) * H].d);
+      const __m256 dx = _mm256_set1_ps(row_groups[r][g * H].d);
       for (int h = 0; h < 2; ++h) {
         acc[r][h] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(t[r][h]), _mm256_mul_ps(scale[h], dx), acc[r][h]);
       }
@@ -108,7 +114,7 @@ uint32_t panel_rows(const Panel& panel, int valid, const TileActivations& x, int
       const float* offsets = panel.offsets + (g * H + j) * 16;
       const __m256 offset[2] = {_mm256_loadu_ps(offsets), _mm256_loadu_ps(offsets + 8)};
       for (int r = 0; r < NR; ++r) {
-        const __m256 sum = _mm256_set1_ps(x.group[((r0 + r) * groups + g) * H + j].sum);
+        const __m256 sum = _mm256_set1_ps(row_groups[r][g * H + j].sum);
         for (int h = 0; h < 2; ++h) acc[r][h] = _mm256_fnmadd_ps(offset[h], sum, acc[r][h]);
       }
     }
@@ -119,10 +125,10 @@ uint32_t panel_rows(const Panel& panel, int valid, const TileActivations& x, int
     if (lanes == 0) break;
     const __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(lanes), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
     for (int r = 0; r < NR; ++r) {
-      const int64_t at = r * ldy + 8 * h;
+      const int64_t at = out.offset(r0 + r) + 8 * h;
       __m256 v = acc[r][h];
-      if (residual) v = _mm256_add_ps(v, _mm256_maskload_ps(residual + at, mask));
-      _mm256_maskstore_ps(y + at, mask, v);
+      if (out.residual) v = _mm256_add_ps(v, _mm256_maskload_ps(out.residual + at, mask));
+      _mm256_maskstore_ps(out.y + at, mask, v);
       const __m256 magnitude = _mm256_andnot_ps(_mm256_set1_ps(-0.0f), v);
       const int fine = _mm256_movemask_ps(_mm256_cmp_ps(magnitude, _mm256_set1_ps(kDoubtfulAbove), _CMP_LE_OQ));
       if (~fine & ((1 << lanes) - 1)) doubtful |= 1u << r;
@@ -132,17 +138,15 @@ uint32_t panel_rows(const Panel& panel, int valid, const TileActivations& x, int
 }
 
 template <int S, int O, int R>
-uint32_t panel_steps(const Panel& panel, int valid, const TileActivations& x, int64_t r0, int nr, float* y,
-                     int64_t ldy, const float* residual, L2Stream* ahead) {
+uint32_t panel_steps(const Panel& panel, int valid, const TileActivations& x, int64_t r0, int nr,
+                     const TileOutput& out, L2Stream* ahead) {
   uint32_t doubtful = 0;
   for (int r = 0; r < nr; r += kRowsPerStep) {
-    float* out = y + r * ldy;
-    const float* add = residual ? residual + r * ldy : nullptr;
     uint32_t rows;
     switch (std::min(kRowsPerStep, nr - r)) {
-      case 1: rows = panel_rows<1, S, O, R>(panel, valid, x, r0 + r, out, ldy, add, ahead); break;
-      case 2: rows = panel_rows<2, S, O, R>(panel, valid, x, r0 + r, out, ldy, add, ahead); break;
-      default: rows = panel_rows<3, S, O, R>(panel, valid, x, r0 + r, out, ldy, add, ahead); break;
+      case 1: rows = panel_rows<1, S, O, R>(panel, valid, x, r0 + r, out, ahead); break;
+      case 2: rows = panel_rows<2, S, O, R>(panel, valid, x, r0 + r, out, ahead); break;
+      default: rows = panel_rows<3, S, O, R>(panel, valid, x, r0 + r, out, ahead); break;
     }
     doubtful |= rows << r;
   }
@@ -150,23 +154,22 @@ uint32_t panel_steps(const Panel& panel, int valid, const TileActivations& x, in
 }
 
 template <int S, int O>
-uint32_t tile(const Panel* panels, int panel_count, int valid, const TileActivations& x, int64_t r0, int nr, float* y,
-              int64_t ldy, const float* residual, L2Stream* ahead) {
+uint32_t tile(const Panel* panels, int panel_count, int valid, const TileActivations& x, int64_t r0, int nr,
+              const TileOutput& out, L2Stream* ahead) {
   uint32_t doubtful = 0;
   for (int p = 0; p < panel_count; ++p) {
     const int panel_valid = std::min(valid - p * kPanelRows, kPanelRows);
-    float* out = y + p * kPanelRows;
-    const float* add = residual ? residual + p * kPanelRows : nullptr;
+    const TileOutput panel_out = out.from_column(p * kPanelRows);
     if constexpr (kVnni) {
-      doubtful |= panel_steps<S, O, 128>(panels[p], panel_valid, x, r0, nr, out, ldy, add, ahead);
+      doubtful |= panel_steps<S, O, 128>(panels[p], panel_valid, x, r0, nr, panel_out, ahead);
     } else if (panels[p].reach == 16) {
-      doubtful |= panel_steps<S, O, 16>(panels[p], panel_valid, x, r0, nr, out, ldy, add, ahead);
+      doubtful |= panel_steps<S, O, 16>(panels[p], panel_valid, x, r0, nr, panel_out, ahead);
     } else if (panels[p].reach == 32) {
-      doubtful |= panel_steps<S, O, 32>(panels[p], panel_valid, x, r0, nr, out, ldy, add, ahead);
+      doubtful |= panel_steps<S, O, 32>(panels[p], panel_valid, x, r0, nr, panel_out, ahead);
     } else if (panels[p].reach == 64) {
-      doubtful |= panel_steps<S, O, 64>(panels[p], panel_valid, x, r0, nr, out, ldy, add, ahead);
+      doubtful |= panel_steps<S, O, 64>(panels[p], panel_valid, x, r0, nr, panel_out, ahead);
     } else {
-      doubtful |= panel_steps<S, O, 128>(panels[p], panel_valid, x, r0, nr, out, ldy, add, ahead);
+      doubtful |= panel_steps<S, O, 128>(panels[p], panel_valid, x, r0, nr, panel_out, ahead);
     }
   }
   return doubtful;

@@ -41,8 +41,8 @@ constexpr int kEntries = S == 16 || O == 16 ? 2 : 1;
 
 // The dot products of `chunks` chunks (4 values each) from `chunk` on, seeded with the activation codes' bias.
 template <int NR, int P>
-[[gnu::always_inline]] inline void dot_products(const Panel* panels, const TileActivations& x, int64_t r0,
-                                                int64_t chunk, int chunks, const int32_t (&bias)[NR], Sums<NR, P>& t) {
+[[gnu::always_inline]] inline void dot_products(const Panel* panels, const int8_t* const (&xq)[NR], int64_t chunk,
+                                                int chunks, const int32_t (&bias)[NR], Sums<NR, P>& t) {
   for (int r = 0; r < NR; ++r) {
     for (int p = 0; p < P; ++p) t[r][p] = _mm512_set1_epi32(bias[r]);
   }
@@ -50,7 +50,7 @@ template <int NR, int P>
     __m512i w[P];
     for (int p = 0; p < P; ++p) w[p] = _mm512_loadu_si512(panels[p].codes + (chunk + c) * 64);
     for (int r = 0; r < NR; ++r) {
-      const __m512i xb = _mm512_set1_epi32(load_i32(x.q + (r0 + r) * x.k + (chunk + c) * 4));
+      const __m512i xb = _mm512_set1_epi32(load_i32(xq[r] + (chunk + c) * 4));
       for (int p = 0; p < P; ++p) t[r][p] = _mm512_dpbusd_epi32(t[r][p], w[p], xb);
     }
   }
@@ -73,19 +73,20 @@ template <int NR, int P, int S, int O>
   }
 }
 
-// The tile's sums (+ residual) into y, weight rows l < valid; returns the rows given a doubtful output.
+// The sums (+ residual) of rows r0.. into their outputs, weight rows l < valid; returns the rows given a doubtful
+// output.
 template <int NR, int P>
-[[gnu::always_inline]] inline uint32_t store_rows(const Totals<NR, P>& acc, int valid, float* y, int64_t ldy,
-                                                  const float* residual) {
+[[gnu::always_inline]] inline uint32_t store_rows(const Totals<NR, P>& acc, int valid, const TileOutput& out,
+                                                  int64_t r0) {
   uint32_t doubtful = 0;
   for (int p = 0; p < P; ++p) {
     const int lanes = valid - p * kPanelRows;
     const __mmask16 mask = lanes >= 16 ? __mmask16(0xffff) : static_cast<__mmask16>((1u << lanes) - 1);
     for (int r = 0; r < NR; ++r) {
-      const int64_t at = r * ldy + p * kPanelRows;
+      const int64_t at = out.offset(r0 + r) + p * kPanelRows;
       __m512 v = acc[r][p];
-      if (residual) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(mask, residual + at));
-      _mm512_mask_storeu_ps(y + at, mask, v);
+      if (out.residual) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(mask, out.residual + at));
+      _mm512_mask_storeu_ps(out.y + at, mask, v);
       const __m512 limit = _mm512_set1_ps(kDoubtfulAbove);
       if (_mm512_mask_cmp_ps_mask(mask, _mm512_abs_ps(v), limit, _CMP_LE_OQ) != mask) doubtful |= 1u << r;
     }
@@ -96,19 +97,23 @@ template <int NR, int P>
 // S = 32, written out: through dot_products and subtract_offsets it measured 0.96 to 0.99 times as fast
 // (alternated in one process).
 template <int NR, int P, int O>
-uint32_t per_group(const Panel* panels, int valid, const TileActivations& x, int64_t r0, float* y, int64_t ldy,
-                   const float* residual, L2Stream* ahead) {
+uint32_t per_group(const Panel* panels, int valid, const TileActivations& x, int64_t r0, const TileOutput& out,
+                   L2Stream* ahead) {
   constexpr int E = kEntries<32, O>;
   const int64_t groups = x.k / 32;
+  const int8_t* xq[NR];
+  const TileGroup* row_groups[NR];
   Totals<NR, P> acc;
   for (int r = 0; r < NR; ++r) {
+    xq[r] = x.codes(r0 + r);
+    row_groups[r] = x.groups(r0 + r, 32 / E);
     for (int p = 0; p < P; ++p) acc[r][p] = _mm512_setzero_ps();
   }
   for (int64_t g = 0; g < groups; ++g) {
     if (ahead) ahead->step();
     Sums<NR, P> t;
     for (int r = 0; r < NR; ++r) {
-      const TileGroup* xg = x.group + ((r0 + r) * groups + g) * E;
+      const TileGroup* xg = row_groups[r] + g * E;
       int32_t bias = xg[0].bias;
       if constexpr (E == 2) bias += xg[1].bias;
       for (int p = 0; p < P; ++p) t[r][p] = _mm512_set1_epi32(bias);
@@ -118,7 +123,7 @@ uint32_t per_group(const Panel* panels, int valid, const TileActivations& x, int
       __m512i w[P];
       for (int p = 0; p < P; ++p) w[p] = _mm512_loadu_si512(panels[p].codes + chunk * 64);
       for (int r = 0; r < NR; ++r) {
-        const __m512i xb = _mm512_set1_epi32(load_i32(x.q + (r0 + r) * x.k + chunk * 4));
+        const __m512i xb = _mm512_set1_epi32(load_i32(xq[r] + chunk * 4));
         for (int p = 0; p < P; ++p) t[r][p] = _mm512_dpbusd_epi32(t[r][p], w[p], xb);
       }
     }
@@ -128,7 +133,7 @@ uint32_t per_group(const Panel* panels, int valid, const TileActivations& x, int
       for (int e = 0; e < E && O > 0; ++e) offset[p][e] = _mm512_loadu_ps(panels[p].offsets + (g * E + e) * 16);
     }
     for (int r = 0; r < NR; ++r) {
-      const TileGroup* xg = x.group + ((r0 + r) * groups + g) * E;
+      const TileGroup* xg = row_groups[r] + g * E;
       const __m512 dx = _mm512_set1_ps(xg[0].d);
       for (int p = 0; p < P; ++p) {
         acc[r][p] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(t[r][p]), _mm512_mul_ps(scale[p], dx), acc[r][p]);
@@ -139,31 +144,35 @@ uint32_t per_group(const Panel* panels, int valid, const TileActivations& x, int
       }
     }
   }
-  return store_rows<NR, P>(acc, valid, y, ldy, residual);
+  return store_rows<NR, P>(acc, valid, out, r0);
 }
 
 // S = 16 and 256.
 template <int NR, int P, int S, int O>
-uint32_t per_half_or_block(const Panel* panels, int valid, const TileActivations& x, int64_t r0, float* y,
-                           int64_t ldy, const float* residual, L2Stream* ahead) {
+uint32_t per_half_or_block(const Panel* panels, int valid, const TileActivations& x, int64_t r0, const TileOutput& out,
+                           L2Stream* ahead) {
   static_assert(S != 32 && NR <= most_rows(S));
   constexpr int E = kEntries<S, O>;
   const int64_t groups = x.k / 32;
+  const int8_t* xq[NR];
+  const TileGroup* row_groups[NR];
   Totals<NR, P> acc, part;  // part: S = 16, the first half's; S = 256, the run's so far
   for (int r = 0; r < NR; ++r) {
+    xq[r] = x.codes(r0 + r);
+    row_groups[r] = x.groups(r0 + r, 32 / E);
     for (int p = 0; p < P; ++p) acc[r][p] = _mm512_setzero_ps();
   }
   for (int64_t g = 0; g < groups; ++g) {
     if (ahead) ahead->step();
     const TileGroup* xg[NR];
-    for (int r = 0; r < NR; ++r) xg[r] = x.group + ((r0 + r) * groups + g) * E;
+    for (int r = 0; r < NR; ++r) xg[r] = row_groups[r] + g * E;
     int32_t bias[NR];
     Sums<NR, P> t;
     if constexpr (S == 16) {
 #pragma GCC unroll 2
       for (int half = 0; half < 2; ++half) {
         for (int r = 0; r < NR; ++r) bias[r] = xg[r][half].bias;
-        dot_products<NR, P>(panels, x, r0, g * 8 + half * 4, 4, bias, t);
+        dot_products<NR, P>(panels, xq, g * 8 + half * 4, 4, bias, t);
         for (int p = 0; p < P; ++p) {
           const __m512 scale = _mm512_loadu_ps(panels[p].scales + (2 * g + half) * 16);
           for (int r = 0; r < NR; ++r) {
@@ -179,7 +188,7 @@ uint32_t per_half_or_block(const Panel* panels, int valid, const TileActivations
       }
     } else {
       for (int r = 0; r < NR; ++r) bias[r] = E == 2 ? xg[r][0].bias + xg[r][1].bias : xg[r][0].bias;
-      dot_products<NR, P>(panels, x, r0, g * 8, 8, bias, t);
+      dot_products<NR, P>(panels, xq, g * 8, 8, bias, t);
       for (int r = 0; r < NR; ++r) {
         const __m512 dx = _mm512_set1_ps(xg[r][0].d);
         for (int p = 0; p < P; ++p) {
@@ -195,23 +204,21 @@ uint32_t per_half_or_block(const Panel* panels, int valid, const TileActivations
     }
     subtract_offsets<NR, P, S, O>(panels, xg, g, acc);
   }
-  return store_rows<NR, P>(acc, valid, y, ldy, residual);
+  return store_rows<NR, P>(acc, valid, out, r0);
 }
 
 template <int S, int O>
-uint32_t tile(const Panel* panels, int panel_count, int valid, const TileActivations& x, int64_t r0, int nr, float* y,
-              int64_t ldy, const float* residual, L2Stream* ahead) {
+uint32_t tile(const Panel* panels, int panel_count, int valid, const TileActivations& x, int64_t r0, int nr,
+              const TileOutput& out, L2Stream* ahead) {
   uint32_t doubtful = 0;
   // More rows than the registers hold run in turns.
   for (int done = 0; done < nr;) {
     const int n = std::min(nr - done, most_rows(S));
-    float* out = y + done * ldy;
-    const float* add = residual ? residual + done * ldy : nullptr;
     with_rows(n, [&]<int NR>() {
       if constexpr (NR <= most_rows(S)) {
         const auto rows = [&]<int P>() {
-          if constexpr (S == 32) return per_group<NR, P, O>(panels, valid, x, r0 + done, out, ldy, add, ahead);
-          else return per_half_or_block<NR, P, S, O>(panels, valid, x, r0 + done, out, ldy, add, ahead);
+          if constexpr (S == 32) return per_group<NR, P, O>(panels, valid, x, r0 + done, out, ahead);
+          else return per_half_or_block<NR, P, S, O>(panels, valid, x, r0 + done, out, ahead);
         };
         const uint32_t turn = panel_count == 2 ? rows.template operator()<2>() : rows.template operator()<1>();
         doubtful |= turn << done;

@@ -10,11 +10,10 @@ namespace ggufmm::kernels::scalar {
 namespace {
 
 template <int S, int O>
-uint32_t tile(const Panel* panels, int panel_count, int valid, const TileActivations& x, int64_t r0, int nr, float* y,
-              int64_t ldy, const float* residual, L2Stream* ahead) {
+uint32_t tile(const Panel* panels, int panel_count, int valid, const TileActivations& x, int64_t r0, int nr,
+              const TileOutput& out, L2Stream* ahead) {
   // Activation groups are the finer of S and O: S / F of them per scale group.
   constexpr int F = O == 16 ? 16 : S;
-  const int64_t groups = x.k / F;
   uint32_t doubtful = 0;
   for (int p = 0; p < panel_count; ++p) {
     const Panel& panel = panels[p];
@@ -23,19 +22,19 @@ uint32_t tile(const Panel* panels, int panel_count, int valid, const TileActivat
         float acc = 0.0f;
         for (int64_t g = 0; g < x.k / S; ++g) {
           if (ahead) ahead->step();
-          const TileGroup* xg = x.group + r * groups + g * (S / F);
+          const TileGroup* xg = x.groups(r, F) + g * (S / F);
           int32_t t = 0;
           for (int h = 0; h < S / F; ++h) t += xg[h].bias;
           for (int i = 0; i < S; ++i) {
             const int64_t at = g * S + i;
-            t += panel.codes[(at / 4) * 64 + l * 4 + at % 4] * x.q[r * x.k + at];
+            t += panel.codes[(at / 4) * 64 + l * 4 + at % 4] * x.codes(r)[at];
           }
           acc += static_cast<float>(t) * (panel.scales[g * 16 + l] * xg[0].d);
           for (int h = 0; h < S / F && O > 0; ++h) acc -= panel.offsets[(g * (S / F) + h) * 16 + l] * xg[h].sum;
         }
-        const int64_t at = (r - r0) * ldy + p * kPanelRows + l;
-        y[at] = acc + (residual ? residual[at] : 0.0f);
-        if (!(std::fabs(y[at]) <= kDoubtfulAbove)) doubtful |= 1u << (r - r0);
+        const int64_t at = out.offset(r) + p * kPanelRows + l;
+        out.y[at] = acc + (out.residual ? out.residual[at] : 0.0f);
+        if (!(std::fabs(out.y[at]) <= kDoubtfulAbove)) doubtful |= 1u << (r - r0);
       }
     }
   }
