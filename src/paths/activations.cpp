@@ -31,8 +31,12 @@ ActivationBuffer::ActivationBuffer(const float* x, int64_t rows, int64_t k, Type
   tile16_.resize(sum16_.size());
   tile32_.resize(d_.size());
   const kernels::QuantizeActFn quantize = kernels::find_quantize_act(isa);
-  // Blocks of rows of about 1 MiB of values each (one block for few rows, as in decoding).
-  const int64_t per_block = std::max<int64_t>(1, (int64_t{1} << 20) / std::max<int64_t>(k, 1));
+  // Blocks of rows of 256 KiB to 1 MiB of values each: one for few rows, as in decoding; one a thread or more for
+  // many, where 1 MiB alone would leave cores idle (512 rows of 2048 values made one block).
+  const int64_t workers = runtime::ThreadPool::resolve_threads(threads);
+  const int64_t row_values = std::max<int64_t>(k, 1), per_thread = (rows + workers - 1) / workers;
+  const int64_t per_block = std::clamp<int64_t>(per_thread, std::max<int64_t>(1, (int64_t{1} << 18) / row_values),
+                                                std::max<int64_t>(1, (int64_t{1} << 20) / row_values));
   runtime::ThreadPool::global().run(threads, (rows + per_block - 1) / per_block, [&](int64_t block) {
     const int64_t r0 = block * per_block, r1 = std::min(rows, r0 + per_block);
     quantize(x + r0 * k, static_cast<int>(r1 - r0), k, q_.data() + r0 * k, d_.data() + r0 * (k / kernels::kGroup),
