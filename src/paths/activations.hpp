@@ -1,7 +1,7 @@
 // Activation rows prepared once per call for the kernels of one level and one weight type: quantized to int8
 // in groups of 32 for the integer kernels (with the sums their corrections need), used as they are (f32) by the
-// float ones. Rows can be gathered from another buffer, so that routed rows (mixture of experts) are quantized
-// once, gathered in one pass, and then taken as slices, never quantized or copied again.
+// float ones. Routed rows (mixture of experts) are quantized once, then read where they are through a row map
+// (the tile kernels), or gathered from that buffer in one pass and taken as slices (the decode kernels).
 #pragma once
 
 #include <cstdint>

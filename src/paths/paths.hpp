@@ -109,6 +109,7 @@ void gemv_columns(const Weight& w, const ActivationBuffer& x, int64_t m0, int64_
 // the type, runs_row_tiles), through gemv_columns, which needs x's rows in order (not ActivationBuffer::mapped).
 void tiled_columns(const Weight& w, const ActivationBuffer& x, int64_t m0, int64_t m1, const OutputRows& out,
                    runtime::Isa isa, std::optional<bool> row_tiles = {});
+// Whether tiled_columns takes `rows` rows as one row tile.
 bool runs_row_tiles(const Weight& w, int64_t rows, runtime::Isa isa, std::optional<bool> row_tiles = {});
 
 // Prefill with memory to spare: the weight dequantized once into a dense copy (dense_cache.hpp) that later calls
