@@ -48,7 +48,8 @@ struct TileActivations {
 };
 
 // Where the outputs of activation row r go: y + offset(r), rows ldy apart, or scattered (an expert's rows land at
-// their (token, slot) places); the residual, if any, is added from the same place.
+// their (token, slot) places); the residual, if any, is added from the same place. y and residual point at row 0's
+// first output of the call.
 struct TileOutput {
   float* y = nullptr;
   int64_t ldy = 0;

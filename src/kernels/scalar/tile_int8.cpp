@@ -19,6 +19,7 @@ uint32_t tile(const Panel* panels, int panel_count, int valid, const TileActivat
     const Panel& panel = panels[p];
     for (int l = 0; l < kPanelRows && p * kPanelRows + l < valid; ++l) {
       for (int64_t r = r0; r < r0 + nr; ++r) {
+        const int8_t* xq = x.codes(r);
         float acc = 0.0f;
         for (int64_t g = 0; g < x.k / S; ++g) {
           if (ahead) ahead->step();
@@ -27,7 +28,7 @@ uint32_t tile(const Panel* panels, int panel_count, int valid, const TileActivat
           for (int h = 0; h < S / F; ++h) t += xg[h].bias;
           for (int i = 0; i < S; ++i) {
             const int64_t at = g * S + i;
-            t += panel.codes[(at / 4) * 64 + l * 4 + at % 4] * x.codes(r)[at];
+            t += panel.codes[(at / 4) * 64 + l * 4 + at % 4] * xq[at];
           }
           acc += static_cast<float>(t) * (panel.scales[g * 16 + l] * xg[0].d);
           for (int h = 0; h < S / F && O > 0; ++h) acc -= panel.offsets[(g * (S / F) + h) * 16 + l] * xg[h].sum;
