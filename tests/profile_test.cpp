@@ -47,6 +47,17 @@ TEST_F(Profile, SteersAutoPerFormatAndShapeClass) {
   const Weight other{.type = Type::Q8_0, .k = 4096, .m = 1024, .data = kSmall.data};
   EXPECT_EQ(auto_path(other, simd_panels ? 7 : 23), Path::Gemv);  // not in the profile: built in
   EXPECT_EQ(auto_path(other, simd_panels ? 8 : 24), Path::Tiled);
+  // With AVX-512 panels, the IQ2 and IQ3 codebook formats go tiled from 4 or 5 rows.
+  const bool avx512 = runtime::active_isa() == runtime::Isa::Avx512;
+  set_profile(std::nullopt);
+  const Weight iq2_xs{.type = Type::IQ2_XS, .k = 4096, .m = 1024, .data = kSmall.data};
+  const Weight iq3_xxs{.type = Type::IQ3_XXS, .k = 4096, .m = 1024, .data = kSmall.data};
+  EXPECT_EQ(auto_path(iq2_xs, avx512 ? 3 : 7), Path::Gemv);
+  EXPECT_EQ(auto_path(iq3_xxs, avx512 ? 4 : 7), Path::Gemv);
+  if (avx512) {
+    EXPECT_EQ(auto_path(iq2_xs, 4), Path::Tiled);
+    EXPECT_EQ(auto_path(iq3_xxs, 5), Path::Tiled);
+  }
   // Measured at another kernel level: not used.
   set_profile(PathProfile{"not-this-isa", 2, {{Type::Q4_K, false, 48, 0}}});
   EXPECT_EQ(auto_path(kSmall, 24), Path::Tiled);
@@ -78,7 +89,7 @@ TEST_F(Profile, BadFilesAreClearErrorsNamingTheFile) {
       {R"({"ggufmm_profile": 1, "isa": "avx2", "threads": 2, "crossovers": [{"type": "q4_K", "class": "huge",
           "tiled_from": 16, "dense_from": 0}]})", "shape class 'huge'"},
       {R"({"ggufmm_profile": 1, "isa": "avx2", "threads": 2, "crossovers": [{"type": "q4_K", "class": "small",
-          "tiled_from": 3, "dense_from": 0}]})", "out of range"},
+          "tiled_from": 0, "dense_from": 0}]})", "out of range"},
       {fmt::format(R"({{"ggufmm_profile": 1, "isa": "avx2", "threads": "two", "crossovers": [{}]}})", good_entry),
        "missing or mistyped"},
   };

@@ -91,7 +91,7 @@ struct Weight {
 
 // Kernel paths. `Auto` picks the best one for the call: gemv for 1 to 7 rows and more, tiled from the row count
 // where it overtakes gemv (the path profile's, see below; without one, what calibrate measured on the development
-// machine: 8 rows with AVX-512, 16 to 128 by format below it); dense from the prefill-dequant minimum (or
+// machines: with AVX-512 8 rows, 4 or 5 for the IQ2 and IQ3 codebook formats; 24 to 384 by format below it); dense from the prefill-dequant minimum (or
 // the profile's, if larger) when that is on (set_prefill_dequant) and the weight fits the dense cache's budget.
 // The environment variable GGUFMM_PATH (ref|gemv|tiled|dense), read once, forces a path where Options say Auto.
 // `Dense` dequantizes a weight once into a dense copy (bf16, or f32 where this CPU multiplies that clearly faster)
@@ -108,7 +108,7 @@ std::vector<Path> available_paths();  // the concrete paths (not Auto)
 struct PathCrossover {
   Type type = Type::F32;
   bool large = false;       // the shape class: more than kLargeWeightValues values (m * k)
-  int64_t tiled_from = 8;   // the row count from which tiled beats gemv (at least 8)
+  int64_t tiled_from = 8;   // the row count from which tiled beats gemv (at least 1)
   int64_t dense_from = 0;   // the row count from which dense beats both (0: not measured)
 };
 inline constexpr int64_t kLargeWeightValues = int64_t{1} << 23;

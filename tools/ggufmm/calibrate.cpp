@@ -27,7 +27,7 @@ struct ShapeClass {
 // One representative shape per class: an attention-sized matrix and an 8B model's FFN down projection.
 constexpr ShapeClass kClasses[] = {{false, 2048, 4096}, {true, 4096, 14336}};
 constexpr ShapeClass kQuickClasses[] = {{false, 64, 512}, {true, 64, 1024}};  // for tests: the mechanics only
-const std::vector<int64_t> kLadder = {8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512};
+const std::vector<int64_t> kLadder = {4, 5, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512};
 const std::vector<int64_t> kQuickLadder = {8, 16};
 
 // A path counts as faster from the first rung where it wins and wins again on one of the next two, so that one
