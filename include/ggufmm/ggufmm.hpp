@@ -91,8 +91,9 @@ struct Weight {
 
 // Kernel paths. `Auto` picks the best one for the call: gemv for 1 to 7 rows and more, tiled from the row count
 // where it overtakes gemv (the path profile's, see below; without one, what calibrate measured on the development
-// machines: with AVX-512 8 rows, 4 or 5 for the IQ2 and IQ3 codebook formats; 24 to 384 by format below it); dense from the prefill-dequant minimum (or
-// the profile's, if larger) when that is on (set_prefill_dequant) and the weight fits the dense cache's budget.
+// machines: with AVX-512 8 rows, 4 or 5 for the IQ2 and IQ3 codebook formats; 24 to 384 by format below it);
+// dense from the prefill-dequant minimum (or the profile's, if larger) when that is on (set_prefill_dequant) and
+// the weight fits the dense cache's budget.
 // The environment variable GGUFMM_PATH (ref|gemv|tiled|dense), read once, forces a path where Options say Auto.
 // `Dense` dequantizes a weight once into a dense copy (bf16, or f32 where this CPU multiplies that clearly faster)
 // that later calls reuse, and runs a oneDNN GEMM on it.
