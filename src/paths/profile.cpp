@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -33,24 +32,20 @@ constexpr int64_t kSimdTiledFrom = 8;
 // With AVX-512 the codebook formats' gemv spends most of its time decoding blocks, which panels do once for all
 // rows, so tiles overtake it below 8 rows (Zen 5, 2 threads, tiled over gemv: dense 768 x 2048 and 4096 x 4096,
 // IQ2_XXS 1.12 to 1.24 at 4 rows, IQ2_XS 1.01 to 1.09 at 4, IQ3_XXS and IQ3_S 1.02 to 1.12 at 5; experts at 32
-// and 64 tokens 1.09 to 1.18 as fast). With AVX2 tiles run 0.3 to 0.6 times as fast as gemv below 8 rows.
-struct EarlyTiles {
-  Type type;
-  int64_t from;
-};
-constexpr EarlyTiles kAvx512EarlyTiles[] = {
-    {Type::IQ2_XXS, 4}, {Type::IQ2_XS, 4}, {Type::IQ3_XXS, 5}, {Type::IQ3_S, 5}};
+// and 64 tokens 1.09 to 1.18 as fast): the table's last column. With AVX2 tiles run 0.3 to 0.6 times as fast as
+// gemv below 8 rows, so that level keeps kSimdTiledFrom.
 struct BuiltIn {
   Type type;
-  int64_t small, large;
+  int64_t small, large;             // portable panels, by shape class
+  int64_t avx512 = kSimdTiledFrom;  // SIMD panels at the AVX-512 level
 };
-constexpr BuiltIn kPortable[] = {
-    {Type::Q4_0, 256, 64},   {Type::Q4_1, 64, 96},    {Type::Q5_0, 64, 64},   {Type::Q5_1, 96, 64},
-    {Type::Q8_0, 48, 24},    {Type::Q2_K, 32, 32},    {Type::Q3_K, 48, 32},   {Type::Q4_K, 24, 24},
-    {Type::Q5_K, 32, 24},    {Type::Q6_K, 32, 24},    {Type::IQ2_XXS, 24, 24}, {Type::IQ2_XS, 32, 32},
-    {Type::IQ2_S, 32, 32},   {Type::IQ3_XXS, 24, 24}, {Type::IQ3_S, 32, 32},  {Type::IQ1_S, 24, 24},
-    {Type::IQ1_M, 24, 24},   {Type::IQ4_NL, 64, 64},  {Type::IQ4_XS, 96, 64}, {Type::TQ1_0, 256, 384},
-    {Type::TQ2_0, 64, 128},  {Type::MXFP4, 64, 128}};
+constexpr BuiltIn kBuiltIn[] = {
+    {Type::Q4_0, 256, 64},      {Type::Q4_1, 64, 96},       {Type::Q5_0, 64, 64},       {Type::Q5_1, 96, 64},
+    {Type::Q8_0, 48, 24},       {Type::Q2_K, 32, 32},       {Type::Q3_K, 48, 32},       {Type::Q4_K, 24, 24},
+    {Type::Q5_K, 32, 24},       {Type::Q6_K, 32, 24},       {Type::IQ2_XXS, 24, 24, 4}, {Type::IQ2_XS, 32, 32, 4},
+    {Type::IQ2_S, 32, 32},      {Type::IQ3_XXS, 24, 24, 5}, {Type::IQ3_S, 32, 32, 5},   {Type::IQ1_S, 24, 24},
+    {Type::IQ1_M, 24, 24},      {Type::IQ4_NL, 64, 64},     {Type::IQ4_XS, 96, 64},     {Type::TQ1_0, 256, 384},
+    {Type::TQ2_0, 64, 128},     {Type::MXFP4, 64, 128}};
 
 [[noreturn]] void bad_profile(const std::string& path, const std::string& what) {
   throw Error(Error::Kind::BadInput, fmt::format("path profile {}: {}", path, what));
@@ -170,17 +165,11 @@ PathCrossover crossover_for(const Weight& w) {
       if (c.type == w.type && c.large == large) return c;
     }
   }
-  for (const BuiltIn& b : kPortable) {
+  for (const BuiltIn& b : kBuiltIn) {
     if (b.type != w.type) continue;
     const runtime::Isa isa = runtime::active_isa();
     if (kernels::find_panel_decode(isa, w.type)) {
-      int64_t from = kSimdTiledFrom;
-      if (isa == runtime::Isa::Avx512) {
-        const auto* e = std::find_if(std::begin(kAvx512EarlyTiles), std::end(kAvx512EarlyTiles),
-                                     [&](const EarlyTiles& t) { return t.type == w.type; });
-        if (e != std::end(kAvx512EarlyTiles)) from = e->from;
-      }
-      return {w.type, large, from, 0};
+      return {w.type, large, isa == runtime::Isa::Avx512 ? b.avx512 : kSimdTiledFrom, 0};
     }
     return {w.type, large, large ? b.large : b.small, 0};
   }
