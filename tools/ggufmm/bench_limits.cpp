@@ -48,9 +48,18 @@ double run_together(int threads, const std::function<void(int)>& body) {
   return seconds_since(start);
 }
 
+// Independent sums, which the compiler vectorizes: a single chain of adds takes one load a cycle and capped the
+// measure below what wide loads read (2 threads on Zen 5: 50 against 62 to 72 GB/s).
 uint64_t sum_words(std::span<const uint64_t> words) {
+  constexpr size_t kLanes = 16;
+  uint64_t sums[kLanes] = {};
+  size_t i = 0;
+  for (; i + kLanes <= words.size(); i += kLanes) {
+    for (size_t j = 0; j < kLanes; ++j) sums[j] += words[i + j];
+  }
   uint64_t sum = 0;
-  for (const uint64_t w : words) sum += w;  // vectorized by the compiler
+  for (; i < words.size(); ++i) sum += words[i];
+  for (const uint64_t s : sums) sum += s;
   return sum;
 }
 
