@@ -74,4 +74,17 @@ Isa active_isa() {
   return active;
 }
 
+bool prefetcher_follows_short_rows() {
+  static const bool follows = [] {
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+    if (!__get_cpuid(0, &eax, &ebx, &ecx, &edx)) return false;
+    const bool amd = ebx == 0x68747541 && edx == 0x69746e65 && ecx == 0x444d4163;  // "AuthenticAMD"
+    if (!amd || !__get_cpuid(1, &eax, &ebx, &ecx, &edx)) return false;
+    const unsigned base = (eax >> 8) & 0xf;
+    const unsigned family = base == 0xf ? base + ((eax >> 20) & 0xff) : base;
+    return family >= 0x1a;
+  }();
+  return follows;
+}
+
 }  // namespace ggufmm::runtime

@@ -24,4 +24,8 @@ std::vector<Isa> supported_isas();
 // (scalar|avx2|avxvnni|avx512) when it names a lower one. Read once.
 Isa active_isa();
 
+// Whether the core's own prefetcher keeps up with one short weight row (under 4 KiB) streaming at a time, so that
+// software prefetches there only compete with it: AMD from Zen 5 (family 1Ah). Read once.
+bool prefetcher_follows_short_rows();
+
 }  // namespace ggufmm::runtime
