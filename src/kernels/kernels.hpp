@@ -169,10 +169,10 @@ class SlicePrefetch {
 // its rate (experts of 768 x 2048, one token, two threads: 36 -> 46 GB/s without it; one-row gemv of 2048 and 6144
 // rows of 2048 values 1.13 to 1.16 times; longer rows and more activation rows, with or without it, alike).
 // Where the core's prefetcher follows short rows (runtime::prefetcher_follows_short_rows) and 1 to 4 activation
-// rows stream them, neither cursor runs: on Zen 5, 2 threads, in-process A/B against both cursors, experts of
-// 768 x 2048 at 4 and 32 tokens and dense 6144 x 2048 at 1 to 4 rows ran Q8_0 1.02 to 1.2 times as fast, Q4_0
-// and Q5_1 1.0 to 1.1, TQ2_0 1.06 to 1.13, IQ4_NL 0.95 to 1.03. From 5 rows the arithmetic binds and the near
-// cursor's lines in L1 help again (Q8_0 at 6 rows: 0.93 times without).
+// rows stream them, neither cursor runs. Zen 5, 2 threads, calls alternated in one process in both orders, against
+// both cursors: dense 6144 x 2048, Q8_0 1.07 to 1.14 times as fast at 3 and 4 rows, 0.93 to 1.07 at 1 and 2;
+// experts of 768 x 2048, Q8_0 at 32 tokens 1.0 to 1.05; Q4_0, Q5_1, TQ2_0 and IQ4_NL within 0.95 to 1.05. From
+// 5 rows the arithmetic binds and the near cursor's lines in L1 help again (Q8_0 at 6 rows: 0.93 times without).
 template <size_t kBlockBytes, size_t kBlockValues, int NR, int W>
 class RowsPrefetch {
  public:
