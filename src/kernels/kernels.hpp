@@ -159,40 +159,42 @@ class SlicePrefetch {
   int64_t j0_, j1_, j_;
 };
 
-// Prefetching for a pass of NR activation rows over whole weight rows (W side by side) in memory order: one
-// cursor kPrefetchAhead on. Blocks of a byte or more a value (Q8_0) stream so fast, up to four rows, that those
-// lines come too late from memory: a second cursor twice as far brings them to L2 first. (Q8_0, ABBA rounds on
-// Zen 4: one row of 4096 and 14336 values 1.04 to 1.27 times, 2 to 4 rows of 2048 and 4096 values 1.13 to 1.6,
-// experts' rows of 2 KB from 1 to 64 tokens 1.0 to 1.2; the AVX2 kernels alike. At 5 and 6 rows the arithmetic
-// binds and the extra prefetches cost, 0.8 to 1.0 times; Q4_0 and Q4_K lost up to 0.9 times with them.)
-// Except for one activation row over rows under 4 KiB: there, on Zen 5, the second cursor cost Q8_0 a fifth of
-// its rate (experts of 768 x 2048, one token, two threads: 36 -> 46 GB/s without it; one-row gemv of 2048 and 6144
-// rows of 2048 values 1.13 to 1.16 times; longer rows and more activation rows, with or without it, alike).
-// Where the core's prefetcher follows short rows (runtime::prefetcher_follows_short_rows) and 1 to 4 activation
-// rows stream them, neither cursor runs. Zen 5, 2 threads, calls alternated in one process in both orders, against
-// both cursors: dense 6144 x 2048, Q8_0 1.07 to 1.14 times as fast at 3 and 4 rows, 0.93 to 1.07 at 1 and 2;
-// experts of 768 x 2048, Q8_0 at 32 tokens 1.0 to 1.05; Q4_0, Q5_1, TQ2_0 and IQ4_NL within 0.95 to 1.05. From
-// 5 rows the arithmetic binds and the near cursor's lines in L1 help again (Q8_0 at 6 rows: 0.93 times without).
+// Prefetching for a pass of NR activation rows over whole weight rows (W side by side) in memory order: a near
+// cursor kPrefetchAhead on, and a far one twice as far into L2. Which run depends on the core:
+// - Generally the near cursor runs. Blocks of a byte or more a value (Q8_0) stream so fast, up to four rows, that
+//   its lines come too late from memory, and the far cursor brings them to L2 first (Q8_0, ABBA rounds on Zen 4:
+//   one row of 4096 and 14336 values 1.04 to 1.27 times, 2 to 4 rows of 2048 and 4096 values 1.13 to 1.6,
+//   experts' rows of 2 KB from 1 to 64 tokens 1.0 to 1.2; the AVX2 kernels alike. At 5 and 6 rows the arithmetic
+//   binds and the extra prefetches cost, 0.8 to 1.0 times; Q4_0 and Q4_K lost up to 0.9 times with them.) At one
+//   row over rows under 4 KiB the far cursor stays off: on Zen 5 it cost Q8_0 a fifth of its rate beside the near
+//   one.
+// - Where the core's prefetcher follows short rows (runtime::prefetcher_follows_short_rows), rows under 4 KiB read
+//   by 1 or 2 activation rows take the far cursor alone, and by 3 or 4 rows neither. Zen 5, 2 threads, calls
+//   alternated in one process in both orders, against the general rule: Q8_0 experts of 768 x 2048 at 4 to 32
+//   tokens 1.04 to 1.1 times as fast, dense 6144 x 2048 at 1 and 2 rows 1.04 to 1.18 and at 3 and 4 rows 1.07
+//   to 1.14; Q4_0, IQ4_NL and TQ2_0 within 0.97 to 1.1. (With no cursor at 1 and 2 rows Q8_0 ran 0.93 to 1.07
+//   times; with the far one alone at 3 and 4, 0.9 to 1.0.)
 template <size_t kBlockBytes, size_t kBlockValues, int NR, int W>
 class RowsPrefetch {
  public:
   RowsPrefetch(const uint8_t* w, size_t row_bytes, int64_t o, int64_t blocks)
-      : near_(w, row_bytes, o, 0, blocks),
-        far_(w, row_bytes, o, 0, blocks),
-        on_(NR > 4 || row_bytes >= kLongRowBytes || !runtime::prefetcher_follows_short_rows()),
-        far_on_(NR > 1 || row_bytes >= kLongRowBytes) {}
+      : near_(w, row_bytes, o, 0, blocks), far_(w, row_bytes, o, 0, blocks), cursors_(cursors(row_bytes)) {}
   void step() {
-    if (!on_) return;
-    near_.step();
-    if (kFar && far_on_) far_.step();
+    if (cursors_ & kNear) near_.step();
+    if (cursors_ & kFar) far_.step();
   }
 
  private:
-  static constexpr bool kFar = NR <= 4 && kBlockBytes >= kBlockValues;
+  static constexpr unsigned kNear = 1, kFar = 2;
+  static unsigned cursors(size_t row_bytes) {
+    const bool long_rows = row_bytes >= kLongRowBytes;
+    if (!long_rows && NR <= 4 && runtime::prefetcher_follows_short_rows()) return NR <= 2 ? kFar : 0u;
+    const bool far = NR <= 4 && kBlockBytes >= kBlockValues && (NR > 1 || long_rows);
+    return kNear | (far ? kFar : 0u);
+  }
   SlicePrefetch<kBlockBytes, weight_cache(NR), W> near_;
   SlicePrefetch<kBlockBytes, Cache::L2, W, 2 * kPrefetchAhead> far_;
-  bool on_;
-  bool far_on_;
+  unsigned cursors_;
 };
 
 // `bytes` from `at` on that a later pass will read, prefetched into L2 in memory order in `steps` equal steps of
