@@ -170,10 +170,10 @@ class SlicePrefetch {
 //   one.
 // - Where the core's prefetcher follows short rows (runtime::prefetcher_follows_short_rows), rows under 4 KiB read
 //   by 1 or 2 activation rows take the far cursor alone, and by 3 or 4 rows neither. Zen 5, 2 threads, calls
-//   alternated in one process in both orders, against the general rule: Q8_0 experts of 768 x 2048 at 4 to 32
-//   tokens 1.04 to 1.1 times as fast, dense 6144 x 2048 at 1 and 2 rows 1.04 to 1.18 and at 3 and 4 rows 1.07
-//   to 1.14; Q4_0, IQ4_NL and TQ2_0 within 0.97 to 1.1. (With no cursor at 1 and 2 rows Q8_0 ran 0.93 to 1.07
-//   times; with the far one alone at 3 and 4, 0.9 to 1.0.)
+//   alternated in one process in both orders, against the general rule: Q8_0 experts of 768 x 2048 and 1792 x
+//   2048 at 1 to 32 tokens 0.98 to 1.13 times as fast (1.11 and 1.12 on 768 x 2048 at 32 tokens), dense 6144 x
+//   2048 at 1 to 4 rows 1.0 to 1.14; Q4_0, IQ4_NL and TQ2_0 0.96 to 1.12. (With no cursor at 1 and 2 rows Q8_0
+//   ran 0.93 to 1.07 times; with the far one alone at 3 and 4, 0.9 to 1.0.)
 template <size_t kBlockBytes, size_t kBlockValues, int NR, int W>
 class RowsPrefetch {
  public:
