@@ -391,11 +391,22 @@ void gemv_group_rows(const uint8_t* w, size_t row_bytes, int64_t m0, int64_t m1,
   }
 }
 
-// One activation row takes the lane layout; more take the wide one.
+// Whether a format's one activation row takes the wide layout over rows under kLongRowBytes (read one at a time,
+// kernels.hpp): F::kWideAtOneRow, where set.
+template <class F>
+constexpr bool wide_at_one_row() {
+  if constexpr (requires { F::kWideAtOneRow; }) {
+    return F::kWideAtOneRow;
+  } else {
+    return false;
+  }
+}
+
+// One activation row takes the lane layout (but see wide_at_one_row); more take the wide one.
 template <class F>
 void gemv_groups(const uint8_t* w, size_t row_bytes, int64_t m0, int64_t m1, const Activations& x, float* y,
                  int64_t ldy, const float* residual) {
-  if (x.rows == 1) {
+  if (x.rows == 1 && !(wide_at_one_row<F>() && row_bytes < kLongRowBytes)) {
     const GroupActs<LaneLayout> acts(x, F::kBias, F::kHasMin);
     gemv_group_rows<F, LaneLayout, 1>(w, row_bytes, m0, m1, acts, x.k, y, ldy, residual);
     return;
