@@ -4,6 +4,7 @@
 #include <cpuinfo.h>
 
 #include <array>
+#include <cstdint>
 #include <cstdlib>
 #include <utility>
 
@@ -76,13 +77,12 @@ Isa active_isa() {
 
 bool prefetcher_follows_short_rows() {
   static const bool follows = [] {
-    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
-    if (!__get_cpuid(0, &eax, &ebx, &ecx, &edx)) return false;
-    const bool amd = ebx == 0x68747541 && edx == 0x69746e65 && ecx == 0x444d4163;  // "AuthenticAMD"
-    if (!amd || !__get_cpuid(1, &eax, &ebx, &ecx, &edx)) return false;
-    const unsigned base = (eax >> 8) & 0xf;
-    const unsigned family = base == 0xf ? base + ((eax >> 20) & 0xff) : base;
-    return family >= 0x1a;
+    if (!cpuinfo_initialize() || cpuinfo_get_cores_count() == 0) return false;
+    const cpuinfo_core& core = *cpuinfo_get_core(0);
+    // This cpuinfo predates Zen 5's uarch: the family from the CPUID signature (base, plus extended where base is F).
+    const uint32_t base = (core.cpuid >> 8) & 0xf;
+    const uint32_t family = base == 0xf ? base + ((core.cpuid >> 20) & 0xff) : base;
+    return core.vendor == cpuinfo_vendor_amd && family >= 0x1a;
   }();
   return follows;
 }
