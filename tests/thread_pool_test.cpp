@@ -1,6 +1,7 @@
-// The thread pool: every task runs once whether idle threads poll or sleep, errors reach the caller, and the
-// polling time comes from GGUFMM_SPIN_US.
+// The thread pool: every task runs once whether idle threads poll or sleep, errors reach the caller, the polling
+// time comes from GGUFMM_SPIN_US, and a worker keeps off its caller's core where it has another.
 #include <gtest/gtest.h>
+#include <sched.h>
 
 #include <atomic>
 #include <chrono>
@@ -68,6 +69,59 @@ TEST(PoolSpin, SettingFromTheEnvironment) {
   for (const char* bad : {"-1", "fast", "200us", " 200"}) {
     EXPECT_THROW(ThreadPool::parse_spin(bad), ggufmm::Error) << bad;
   }
+}
+
+// Runs two tasks, each waiting until both have started, so that the caller runs one and a worker the other;
+// returns the worker's affinity mask, read in its task.
+cpu_set_t worker_mask(ThreadPool& pool) {
+  const std::thread::id caller = std::this_thread::get_id();
+  std::atomic<int> started{0};
+  cpu_set_t mask;
+  CPU_ZERO(&mask);
+  pool.run(2, 2, [&](int64_t) {
+    started.fetch_add(1);
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (started.load() < 2 && std::chrono::steady_clock::now() < give_up) std::this_thread::yield();
+    if (std::this_thread::get_id() != caller) sched_getaffinity(0, sizeof mask, &mask);
+  });
+  EXPECT_EQ(started.load(), 2);
+  return mask;
+}
+
+TEST(PoolPlacement, AWorkerMayRunOnEveryCoreButItsCallers) {
+  cpu_set_t allowed;
+  ASSERT_EQ(sched_getaffinity(0, sizeof allowed, &allowed), 0);
+  if (CPU_COUNT(&allowed) < 2) {
+    GTEST_SKIP() << "one core: a worker shares it";
+  }
+  ThreadPool pool(1, microseconds(0));
+  const cpu_set_t mask = worker_mask(pool);
+  EXPECT_EQ(CPU_COUNT(&mask), CPU_COUNT(&allowed) - 1);
+  for (int c = 0; c < CPU_SETSIZE; ++c) {
+    if (CPU_ISSET(c, &mask)) {
+      EXPECT_TRUE(CPU_ISSET(c, &allowed)) << c;
+    }
+  }
+}
+
+TEST(PoolPlacement, OnOneCoreAWorkerKeepsIt) {
+  cpu_set_t allowed;
+  ASSERT_EQ(sched_getaffinity(0, sizeof allowed, &allowed), 0);
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  for (int c = 0; c < CPU_SETSIZE; ++c) {
+    if (CPU_ISSET(c, &allowed)) {
+      CPU_SET(c, &one);
+      break;
+    }
+  }
+  ASSERT_EQ(sched_setaffinity(0, sizeof one, &one), 0);
+  {
+    ThreadPool pool(1, microseconds(0));  // its worker starts with this thread's one core
+    const cpu_set_t mask = worker_mask(pool);
+    EXPECT_TRUE(CPU_EQUAL(&mask, &one));
+  }
+  sched_setaffinity(0, sizeof allowed, &allowed);
 }
 
 }  // namespace
