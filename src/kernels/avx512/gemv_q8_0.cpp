@@ -10,12 +10,6 @@ namespace ggufmm::kernels::avx512 {
 namespace {
 
 struct Q8_0 {
-  // One activation row over short rows (experts' rows of 2048 values) runs faster in the wide layout, whose dot
-  // products per row are fewer, than in the lane layout, which spares the transposes: Zen 5, calls alternated in
-  // one process in both orders, experts of 768 x 2048 and 1792 x 2048 at 1 to 8 tokens 0.94 to 1.17 times (mostly
-  // 1.05 to 1.15), dense 6144 x 2048 at one row 1.07 to 1.12; one core in cache 1.19. Over long rows, which
-  // go in pairs, it ran 0.75 to 0.83 times; the other 32-value formats gained less or lost (MXFP4 0.9 to 0.96).
-  static constexpr bool kWideAtOneRow = true;
   static constexpr bool kHasMin = false;
   static constexpr int kBlockValues = 32;
   static constexpr int kUnitValues = kStepValues;
