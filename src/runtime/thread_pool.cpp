@@ -52,11 +52,9 @@ int cores() {
 // core changes; where it is the only core, the worker keeps the process's cores).
 class AwayFromCaller {
  public:
-  AwayFromCaller() {
-    if (sched_getaffinity(0, sizeof allowed_, &allowed_) != 0) CPU_ZERO(&allowed_);
-  }
+  AwayFromCaller() : known_(sched_getaffinity(0, sizeof allowed_, &allowed_) == 0) {}
   void apply(int caller_cpu) {
-    if (caller_cpu == avoided_ || caller_cpu < 0 || caller_cpu >= CPU_SETSIZE) return;
+    if (!known_ || caller_cpu == avoided_ || caller_cpu < 0 || caller_cpu >= CPU_SETSIZE) return;
     avoided_ = caller_cpu;
     cpu_set_t mask = allowed_;
     CPU_CLR(caller_cpu, &mask);
@@ -64,7 +62,8 @@ class AwayFromCaller {
   }
 
  private:
-  cpu_set_t allowed_;
+  cpu_set_t allowed_;  // the cores the process may run on, as the worker started
+  bool known_;
   int avoided_ = -1;
 };
 
