@@ -347,7 +347,7 @@ struct KDecoded {
   __m512i w[4];       // chunk c: codes u of values 64c..64c+63
   __m512i scales[2];  // chunk pair p (chunks 2p, 2p+1) packed: the integer scale of each word
   __m512 mins;        // asymmetric only: dmin * m per sub-block of 16 (dropped times the sums)
-  __m256 d;           // the super-block scale in every lane
+  __m512 d;           // the super-block scale in every lane
   __m512i table;      // the format's 16-byte scale table (see scale_pos), in every 128-bit lane
 };
 
@@ -462,15 +462,14 @@ inline __m512i words_lo_hi(int16_t lo, int16_t hi) {
 // Super-block scales d and dmin from the two halves at p: one dword load and one conversion for both.
 struct KScales {
   __m512 both;  // d, dmin, d, dmin, ...
-  __m256 d() const { return _mm256_moveldup_ps(_mm512_castps512_ps256(both)); }
-  __m512 d16() const { return _mm512_moveldup_ps(both); }
+  __m512 d() const { return _mm512_moveldup_ps(both); }
   __m512 dmin() const { return _mm512_movehdup_ps(both); }
 };
 inline KScales k_scales(const void* p) {
   return {_mm512_cvtph_ps(_mm256_set1_epi32(_mm_cvtsi128_si32(_mm_loadu_si32(p))))};
 }
 // A lone super-block scale in every lane.
-inline __m256 k_scale(uint16_t d) { return _mm256_cvtph_ps(_mm_set1_epi16(static_cast<int16_t>(d))); }
+inline __m512 k_scale(uint16_t d) { return _mm512_cvtph_ps(_mm256_set1_epi16(static_cast<int16_t>(d))); }
 
 // What a super-block drops per sub-block of 16, times the activation sums: dmin * m (formats with mins), or
 // d * sc * c (formats with a centre, whose codes are u = q + c), times 256 as their signed scale words are.
@@ -481,8 +480,7 @@ inline __m512 k_dropped(const KDecoded& kd) {
   } else {
     static_assert(F::kSignedScales, "the centred formats have signed scales");
     // sc * 2^24 times d * c / 2^16.
-    const __m512 d = _mm512_broadcastss_ps(_mm256_castps256_ps128(kd.d));
-    const __m512 factor = _mm512_mul_ps(d, _mm512_set1_ps(static_cast<float>(F::kCentre) / 65536.0f));
+    const __m512 factor = _mm512_mul_ps(kd.d, _mm512_set1_ps(static_cast<float>(F::kCentre) / 65536.0f));
     return _mm512_mul_ps(scale_tops<F>(kd.table), factor);
   }
 }
@@ -532,7 +530,6 @@ void gemv_k_rows(const uint8_t* w, size_t row_bytes, int64_t m0, int64_t m1, con
       for (int64_t j = j0; j < j1; ++j) {
         ahead.step();
         const KDecoded kd = F::decode(b[j]);
-        [[maybe_unused]] const __m512 d = _mm512_broadcastss_ps(_mm256_castps256_ps128(kd.d));
         [[maybe_unused]] __m512 dropped;
         if constexpr (kDrops) dropped = k_dropped<F>(kd);
         for_chunks<NR>([&]<int R>() {
@@ -548,9 +545,9 @@ void gemv_k_rows(const uint8_t* w, size_t row_bytes, int64_t m0, int64_t m1, con
             const __m512(&sp)[2] = spread[R][j - j0];
             const __m512 both =
                 _mm512_fmadd_ps(_mm512_cvtepi32_ps(s1), sp[1], _mm512_mul_ps(_mm512_cvtepi32_ps(s0), sp[0]));
-            acc[R] = _mm512_fmadd_ps(both, d, acc[R]);
+            acc[R] = _mm512_fmadd_ps(both, kd.d, acc[R]);
           } else {
-            const __m512 ds = _mm512_castps256_ps512(_mm256_mul_ps(scales_of(R, j), kd.d));
+            const __m512 ds = _mm512_castps256_ps512(_mm256_mul_ps(scales_of(R, j), _mm512_castps512_ps256(kd.d)));
             acc[R] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s0), _mm512_permutexvar_ps(spread0, ds), acc[R]);
             acc[R] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s1), _mm512_permutexvar_ps(spread1, ds), acc[R]);
           }
@@ -585,19 +582,28 @@ namespace {
 
 // Q4_K / Q5_K: the 12 bytes after d and dmin hold eight 6-bit scales and mins (one per sub-block of 32).
 // Scales and mins 0-3 are the low 6 bits of bytes 0-3 and 4-7; 4-7 are the nibbles of bytes 8-11 (scale low, min
-// high) under the top two bits of bytes 0-3 (scales) and 4-7 (mins). Unpacked with integer arithmetic (off the
-// vector ports) into a table repeated in every 128-bit lane: bytes 0-7 scales 0-7, bytes 8-15 mins 0-7.
-inline __m512i k4_scale_table(const uint8_t* s) {
-  uint64_t b0_7;
-  uint32_t b8_11;
-  std::memcpy(&b0_7, s, sizeof b0_7);
-  std::memcpy(&b8_11, s + 8, sizeof b8_11);
-  const uint64_t top = (b0_7 >> 2) & 0x3030303030303030ull;  // bits 6-7 of bytes 0-7, at bits 4-5
-  const uint64_t low = b0_7 & 0x3f3f3f3f3f3f3f3full;
-  const uint64_t scales = (low & 0xffffffffull) | ((b8_11 & 0x0f0f0f0full) | (top & 0xffffffffull)) << 32;
-  const uint64_t mins = (low >> 32) | (((b8_11 >> 4) & 0x0f0f0f0full) | (top >> 32)) << 32;
-  return _mm512_unpacklo_epi64(_mm512_set1_epi64(static_cast<long long>(scales)),
-                               _mm512_set1_epi64(static_cast<long long>(mins)));
+// high) under the top two bits of bytes 0-3 (scales) and 4-7 (mins). Unpacked into a table repeated in every
+// 128-bit lane, bytes 0-7 scales 0-7, bytes 8-15 mins 0-7, by three byte shuffles of the block's first 16 bytes
+// (d, dmin and the 12): in vector registers, where unpacking them in general registers and moving them over cost
+// Q4_K's gemv a quarter of its rate at one activation row (in cache).
+template <class B>
+inline __m512i k4_scale_table(const B& b) {
+  static_assert(offsetof(B, scales) == 4 && sizeof b.scales == 12);
+  constexpr int8_t z = -128;  // a shuffle index that zeroes its byte
+  const __m128i head = _mm_loadu_si128(reinterpret_cast<const __m128i*>(&b));  // byte 4 + i: scale byte i
+  // Low 6 bits of bytes 0-7, and bytes 8-11 (their low nibbles for scales 4-7; mins 4-7 come from their high ones).
+  const __m128i low = _mm_shuffle_epi8(head, _mm_setr_epi8(4, 5, 6, 7, 12, 13, 14, 15, 8, 9, 10, 11, z, z, z, z));
+  // Bits 4-7 of bytes 8-11 at bits 0-3, for mins 4-7.
+  const __m128i high = _mm_shuffle_epi8(_mm_srli_epi16(head, 4),
+                                        _mm_setr_epi8(z, z, z, z, z, z, z, z, z, z, z, z, 12, 13, 14, 15));
+  // Bits 6-7 of bytes 0-3 (scales 4-7) and 4-7 (mins 4-7) at bits 4-5.
+  const __m128i top = _mm_shuffle_epi8(_mm_srli_epi16(head, 2),
+                                       _mm_setr_epi8(z, z, z, z, 4, 5, 6, 7, z, z, z, z, 8, 9, 10, 11));
+  const __m128i fields = _mm_setr_epi8(63, 63, 63, 63, 15, 15, 15, 15, 63, 63, 63, 63, 15, 15, 15, 15);
+  const __m128i tops = _mm_setr_epi8(0, 0, 0, 0, 48, 48, 48, 48, 0, 0, 0, 0, 48, 48, 48, 48);
+  const __m128i table = _mm_ternarylogic_epi32(_mm_ternarylogic_epi32(low, high, fields, 0xa8), top, tops,
+                                               0xf8);  // ((low | high) & fields) | (top & tops)
+  return _mm512_broadcast_i32x4(table);
 }
 
 // Chunk c of a Q4_K-style nibble array: 32 bytes hold values 64c..64c+31 in their low nibbles and the next 32 in
@@ -620,7 +626,7 @@ struct K4Format {
 
   static KDecoded decode(const Block& b) {
     KDecoded kd{};
-    const __m512i table = kd.table = k4_scale_table(b.scales);
+    const __m512i table = kd.table = k4_scale_table(b);
     kd.scales[0] = scale_words<K4Format, 0>(table);
     kd.scales[1] = scale_words<K4Format, 1>(table);
     const KScales ks = k_scales(&b.d);
@@ -649,7 +655,7 @@ struct KPanel {
   static constexpr bool kOffsets = F::kMins;
   static KDecoded block(const uint8_t* p) { return F::decode(*reinterpret_cast<const typename F::Block*>(p)); }
   static void factors_of(const KDecoded& kd, __m512& scales, __m512& offsets) {
-    scales = _mm512_mul_ps(_mm512_broadcastss_ps(_mm256_castps256_ps128(kd.d)), sub_scales<F>(kd.table));
+    scales = _mm512_mul_ps(kd.d, sub_scales<F>(kd.table));
     offsets = F::kMins ? kd.mins : _mm512_setzero_ps();
   }
   static void decode(const uint8_t* p, __m512i (&q)[4], __m512& scales, __m512& offsets) {

@@ -50,7 +50,7 @@ struct Q2KPanel : KPanel<Q2K> {
   }
   static void factors(const uint8_t* p, __m512& scales, __m512& offsets) {
     const KDecoded kd = block(p);
-    scales = _mm512_broadcastss_ps(_mm256_castps256_ps128(kd.d));
+    scales = kd.d;
     offsets = kd.mins;
   }
 };

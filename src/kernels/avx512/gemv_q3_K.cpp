@@ -85,7 +85,7 @@ struct Q3KPanel : KPanel<Q3K> {
                                                      _mm512_castsi256_si512(_mm512_cvtepi16_epi8(products)));
       q[c] = _mm512_shuffle_epi8(table, kd.w[c]);
     }
-    scales = negated(_mm512_broadcastss_ps(_mm256_castps256_ps128(kd.d)));
+    scales = negated(kd.d);
     offsets = _mm512_setzero_ps();
   }
 };
