@@ -38,6 +38,7 @@ struct IQ1M {
   static constexpr int kOffset = 9;
   static constexpr int kScaleValues = 16;
   static constexpr int kPairings = 2;  // |u x| <= 18 * 127: runs of 8 fit int16
+  static constexpr int kBlocksPerStep = 2;
 
   const Block& b;
   uint64_t words;  // the four scale words

@@ -16,6 +16,7 @@ struct IQ1S {
   static constexpr Grid8Form kForm = Grid8Form::Offset;
   static constexpr int kScaleValues = 32;
   static constexpr int kPairings = 2;  // |u x| <= 2 * 127: runs of 8 fit int16
+  static constexpr int kBlocksPerStep = 1;
 
   const Block& b;
   __m256i h;  // the 8 group words

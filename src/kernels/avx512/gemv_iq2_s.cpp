@@ -15,6 +15,7 @@ struct IQ2S {
   static constexpr Grid8Form kForm = Grid8Form::Signed;
   static constexpr int kScaleValues = 16;
   static constexpr int kPairings = 1;
+  static constexpr int kBlocksPerStep = 1;
 
   const Block& b;
 

@@ -18,6 +18,7 @@ struct IQ2XS {
   static constexpr Grid8Form kForm = Grid8Form::Signed;
   static constexpr int kScaleValues = 16;
   static constexpr int kPairings = 1;
+  static constexpr int kBlocksPerStep = 2;
 
   const Block& b;
   // The sign masks of the 4 chunks, read back with kmov from memory (cheaper than moving them over from general

@@ -14,6 +14,7 @@ struct IQ2XXS {
   static constexpr Grid8Form kForm = Grid8Form::Signed;
   static constexpr int kScaleValues = 32;
   static constexpr int kPairings = 1;
+  static constexpr int kBlocksPerStep = 2;
 
   const Block& b;
   __m512i codes;  // the 32 runs' codes

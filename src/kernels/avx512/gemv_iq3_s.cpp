@@ -19,6 +19,7 @@ class IQ3S {
   static constexpr Grid8Form kForm = Grid8Form::Signed;
   static constexpr int kScaleValues = 32;
   static constexpr int kPairings = 2;  // magnitudes of at most 15: 8 products fit int16
+  static constexpr int kBlocksPerStep = 2;
 
   explicit IQ3S(const Block& b) : b_(b) {
     for (int p = 0; p < 2; ++p) {

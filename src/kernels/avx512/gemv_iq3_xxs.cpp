@@ -19,6 +19,7 @@ class IQ3XXS {
   static constexpr Grid8Form kForm = Grid8Form::Signed;
   static constexpr int kScaleValues = 32;
   static constexpr int kPairings = 1;  // 4 products (at most 62 * 127 each) fit int16; 8 do not
+  static constexpr int kBlocksPerStep = 1;
 
   explicit IQ3XXS(const Block& b) : qs_(b.qs), d_(b.d) {
     words_ = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs + kIndices));
