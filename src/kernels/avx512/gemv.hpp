@@ -3,7 +3,8 @@
 //
 //   struct Format {
 //     static constexpr int kBlockValues;    // values per block: 32 or 256
-//     static constexpr int kBlocksPerStep;  // blocks per full step (2 for 32-value blocks: one 512-bit register)
+//     static constexpr int kBlocksPerStep;  // blocks per full step: 2 for 32-value blocks (one 512-bit register)
+//                                           // and for codebook blocks decoded ahead (Grid8Step), else 1
 //     template <int NR, int Blocks>
 //     static void step(const uint8_t* row, int64_t i, const Activations& x, __m512 (&acc)[NR]);
 //   };
