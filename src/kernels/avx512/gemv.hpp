@@ -308,7 +308,7 @@ struct Grid8Step {
       // dot products (left to the out-of-order window, one block's long chain of decoding and products hardly
       // overlaps the next one's). In cache, one thread, 1 to 6 rows: IQ2_XS 1.04 to 1.11 times as fast, IQ2_XXS
       // 1.04 to 1.21, IQ3_S 1.04 to 1.10, IQ1_M up to 1.09; IQ2_S and IQ1_S unchanged, IQ3_XXS 0.72 to 0.89 from
-      // two rows (its sign runs unpack in general registers), so they keep one block a step.
+      // two rows (0.77 to 0.90 even with the two blocks decoded and used in turn), so they keep one block a step.
       const Decoder first = decoder<Decoder>(block[0], scratch[0]), second = decoder<Decoder>(block[1], scratch[1]);
       rows<NR>(first, i, x, acc);
       rows<NR>(second, i + kBlockValues, x, acc);
