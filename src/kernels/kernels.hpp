@@ -117,18 +117,6 @@ inline void prefetch_lines(uintptr_t at) {
   }
 }
 
-// A pass over W consecutive weight rows reads them side by side, `offset` bytes into each: `kAhead` bytes on in
-// that order is kAhead / W further into each row or, past the rows' end, as far into the rows of a later pass,
-// which follow in memory. (Prefetching each row 4 KB on instead left the next pass's later rows unfetched: with two
-// rows of 8 KB, Q4_0 gemv streamed 20 % less than with the same bytes in short rows.)
-template <size_t kBytes, int W, Cache kTo, size_t kAhead = kPrefetchAhead>
-inline void prefetch_pass(const uint8_t* rows, size_t row_bytes, size_t offset) {
-  size_t at = offset + kAhead / W;
-  uintptr_t pass = reinterpret_cast<uintptr_t>(rows);
-  for (; at >= row_bytes; at -= row_bytes) pass += W * row_bytes;  // short rows: a pass or more on
-  for (int j = 0; j < W; ++j) prefetch_lines<kBytes, kTo>(pass + j * row_bytes + at);
-}
-
 // Rows read a slice [j0, j1) of their blocks each, row after row (so that the slice's activations stay in L1
 // across the rows): a cursor on the block kDistance bytes on in that order, from block j0 of row o on.
 // (Prefetching along the row instead fetched the next slice, not the next rows: Q4_K gemv of two activation rows,

@@ -12,7 +12,7 @@
 // the group's activation code sum is taken off by seeding the integer sums (NibbleParams::bias).
 //
 // Long weight rows are taken two per pass (paired_rows), so that each activation load serves both, and the weight
-// is prefetched well ahead (iq4.hpp). A format supplies:
+// is prefetched well ahead (iq4.hpp) by a cursor that moves with the units read. A format supplies:
 //
 //   struct Format {
 //     static constexpr int kUnitValues;  // values per unit: a multiple of 128 (a super-block, or 4 blocks)
@@ -28,6 +28,7 @@
 
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <utility>
 
@@ -157,9 +158,6 @@ template <class F, int NR, int W, bool Tail = false, int... S>
 inline void dot_nibble_unit(__m512i table, const uint8_t* row, size_t row_bytes, int64_t u, int groups,
                             const NibbleActs& x, __m512 (&acc)[W][NR], std::integer_sequence<int, S...>) {
   NibbleWeights w[W][sizeof...(S)];
-  if constexpr (!Tail) {
-    prefetch_pass<F::kUnitBytes, W, Cache::L2, kIQ4PrefetchDistance>(row, row_bytes, static_cast<size_t>(u) * F::kUnitBytes);
-  }
   #pragma GCC unroll 8
   for (int i = 0; i < W; ++i) {
     if constexpr (Tail) {
@@ -185,7 +183,11 @@ void gemv_nibble_pass(const uint8_t* w, size_t row_bytes, int64_t o, const Nibbl
     for (int r = 0; r < NR; ++r) acc[i][r] = _mm512_setzero_ps();
   }
   const int64_t units = k / F::kUnitValues;
-  for (int64_t u = 0; u < units; ++u) dot_nibble_unit<F, NR, W>(table, row, row_bytes, u, 0, x, acc, kSteps);
+  SlicePrefetch<F::kUnitBytes, Cache::L2, W, kIQ4PrefetchDistance> ahead(w, row_bytes, o, 0, std::max<int64_t>(units, 1));
+  for (int64_t u = 0; u < units; ++u) {
+    ahead.step();
+    dot_nibble_unit<F, NR, W>(table, row, row_bytes, u, 0, x, acc, kSteps);
+  }
   if constexpr (requires(NibbleWeights (&ws)[1]) { F::decode_tail(row, units, 1, ws); }) {
     if (const int groups = static_cast<int>(k % F::kUnitValues / kGroup); groups > 0) {
       dot_nibble_unit<F, NR, W, true>(table, row, row_bytes, units, groups, x, acc, kSteps);
