@@ -9,6 +9,7 @@
 #include <random>
 #include <vector>
 
+#include "format/random_blocks.hpp"
 #include "ggufmm/ggufmm.hpp"
 #include "kernels/kernels.hpp"
 #include "paths/activations.hpp"
@@ -21,24 +22,9 @@ using namespace ggufmm;
 
 constexpr int64_t kM = 1024, kK = 4096;
 
-std::vector<uint8_t> random_weight(const TypeInfo& t, std::mt19937& rng) {
-  std::normal_distribution<float> normal;
-  if (t.can_quantize) {
-    std::vector<float> v(static_cast<size_t>(kM * kK));
-    for (auto& e : v) e = normal(rng);
-    return quantize(t.type, v.data(), kM, kK);
-  }
-  // Codebook formats: random codes; speed does not depend on the values.
-  std::vector<uint8_t> bytes(static_cast<size_t>(kM * kK / t.block_size * t.block_bytes));
-  std::uniform_int_distribution<int> byte(0, 255);
-  for (auto& b : bytes) b = static_cast<uint8_t>(byte(rng));
-  return bytes;
-}
-
 void run(benchmark::State& state, runtime::Isa isa, Type type, int rows) {
   std::mt19937 rng(1);
-  const TypeInfo& t = *type_info(type);
-  const std::vector<uint8_t> bytes = random_weight(t, rng);
+  const std::vector<uint8_t> bytes = format::random_weight(type, kM, kK, rng);
   const Weight w{.type = type, .k = kK, .m = kM, .data = bytes.data()};
   std::normal_distribution<float> normal;
   std::vector<float> x(static_cast<size_t>(rows * kK)), y(static_cast<size_t>(rows * kM));
@@ -56,8 +42,7 @@ void run(benchmark::State& state, runtime::Isa isa, Type type, int rows) {
 // S16, and at AVX-512 S256O16, elsewhere S32O16: scales per 32, 16 or 256 values, offsets per 32 or 16 or none).
 void run_tile(benchmark::State& state, runtime::Isa isa, Type type, int rows) {
   std::mt19937 rng(1);
-  const TypeInfo& t = *type_info(type);
-  const std::vector<uint8_t> bytes = random_weight(t, rng);
+  const std::vector<uint8_t> bytes = format::random_weight(type, kM, kK, rng);
   const Weight w{.type = type, .k = kK, .m = kM, .data = bytes.data()};
   paths::PanelBuffer panels[2];
   const paths::PanelShape shape =
@@ -86,8 +71,7 @@ void run_tile(benchmark::State& state, runtime::Isa isa, Type type, int rows) {
 // Decoding one panel (16 rows of k values) into the tile kernels' int8 form, packed by a level's kernel.
 void run_panel(benchmark::State& state, runtime::Isa isa, Type type) {
   std::mt19937 rng(1);
-  const TypeInfo& t = *type_info(type);
-  const std::vector<uint8_t> bytes = random_weight(t, rng);
+  const std::vector<uint8_t> bytes = format::random_weight(type, kM, kK, rng);
   const Weight w{.type = type, .k = kK, .m = kM, .data = bytes.data()};
   paths::PanelBuffer panel;
   int64_t o0 = 0;

@@ -12,6 +12,7 @@
 
 #include "commands.hpp"
 #include "common.hpp"
+#include "format/random_blocks.hpp"
 #include "ggufmm/ggufmm.hpp"
 #include "runtime/cpu.hpp"
 #include "runtime/thread_pool.hpp"
@@ -99,7 +100,7 @@ void calibrate(const Settings& s) {
   for (const TypeInfo* t : types) {
     progress.show(fmt::format("{}: making random blocks", t->name));
     constexpr int64_t kPoolRows = 64, kPoolBlocks = 8;
-    const std::vector<uint8_t> pool = random_weights(*t, kPoolRows, kPoolBlocks * t->block_size, rng);
+    const std::vector<uint8_t> pool = format::random_weight(t->type, kPoolRows, kPoolBlocks * t->block_size, rng);
     for (const ShapeClass& c : classes) {
       const std::vector<uint8_t> bytes = tile_pool(*t, pool, kPoolRows, kPoolBlocks, c.m, c.k);
       const Weight w{.type = t->type, .k = c.k, .m = c.m, .data = bytes.data(), .name = "calibration"};

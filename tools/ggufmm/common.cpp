@@ -2,13 +2,7 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
-#include <cmath>
-#include <cstring>
 #include <filesystem>
-#include <numeric>
-#include <ranges>
-#include <span>
 
 namespace ggufmm::cli {
 
@@ -52,39 +46,6 @@ Options ProductOptions::resolve() const {
   const auto p = path_from_name(path);
   if (!p) throw Error(Error::Kind::BadUsage, fmt::format("unknown --path {}", path));
   return {.path = *p, .threads = threads};
-}
-
-std::vector<uint8_t> random_weights(const TypeInfo& t, int64_t m, int64_t k, std::mt19937& rng) {
-  if (t.can_quantize) {
-    std::normal_distribution<float> normal;
-    std::vector<float> values(static_cast<size_t>(m * k));
-    for (auto& v : values) v = normal(rng);
-    return quantize(t.type, values.data(), m, k);
-  }
-  const auto block_size = static_cast<size_t>(t.block_size);
-  const auto block_bytes = static_cast<size_t>(t.block_bytes);
-  std::vector<uint8_t> bytes(static_cast<size_t>(m * k) / block_size * block_bytes);
-  std::uniform_int_distribution<int> byte(0, 255);
-  const auto sane = [](float v) { return std::isfinite(v) && std::fabs(v) < 1e4f; };
-  // Every round draws the blocks still missing and dequantizes them in one call; the rejected ones go round again.
-  std::vector<size_t> missing(bytes.size() / block_bytes);
-  std::iota(missing.begin(), missing.end(), size_t{0});
-  while (!missing.empty()) {
-    std::vector<uint8_t> drawn(missing.size() * block_bytes);
-    for (auto& b : drawn) b = static_cast<uint8_t>(byte(rng));
-    const std::vector<float> values = dequantize(
-        {.type = t.type, .k = t.block_size, .m = static_cast<int64_t>(missing.size()), .data = drawn.data()});
-    std::vector<size_t> rejected;
-    for (size_t i = 0; i < missing.size(); ++i) {
-      if (std::ranges::all_of(std::span(values).subspan(i * block_size, block_size), sane)) {
-        std::memcpy(bytes.data() + missing[i] * block_bytes, drawn.data() + i * block_bytes, block_bytes);
-      } else {
-        rejected.push_back(missing[i]);
-      }
-    }
-    missing = std::move(rejected);
-  }
-  return bytes;
 }
 
 }  // namespace ggufmm::cli

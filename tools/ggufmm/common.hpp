@@ -1,9 +1,8 @@
-// What several subcommands share: tensor references, f32 inputs, outputs, the common options, random weights.
+// What several subcommands share: tensor references, f32 inputs, outputs, the common options.
 #pragma once
 
 #include <CLI/CLI.hpp>
 #include <cstdint>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -32,10 +31,5 @@ struct ProductOptions {
   void add_to(CLI::App& cmd);
   Options resolve() const;  // throws Error(BadUsage) for an unknown path
 };
-
-// Random weights of any format, m rows of k values: quantized from random normal values where ggufmm can,
-// else random blocks, redrawn until they dequantize to finite values of sane size (random bytes can spell a NaN
-// or a huge scale).
-std::vector<uint8_t> random_weights(const TypeInfo& t, int64_t m, int64_t k, std::mt19937& rng);
 
 }  // namespace ggufmm::cli
