@@ -183,7 +183,8 @@ void gemv_nibble_pass(const uint8_t* w, size_t row_bytes, int64_t o, const Nibbl
     for (int r = 0; r < NR; ++r) acc[i][r] = _mm512_setzero_ps();
   }
   const int64_t units = k / F::kUnitValues;
-  SlicePrefetch<F::kUnitBytes, Cache::L2, W, kIQ4PrefetchDistance> ahead(w, row_bytes, o, 0, std::max<int64_t>(units, 1));
+  SlicePrefetch<F::kUnitBytes, Cache::L2, W, kIQ4PrefetchDistance> ahead(w, row_bytes, o, 0,
+                                                                          std::max<int64_t>(units, 1));
   for (int64_t u = 0; u < units; ++u) {
     ahead.step();
     dot_nibble_unit<F, NR, W>(table, row, row_bytes, u, 0, x, acc, kSteps);
