@@ -4,6 +4,7 @@
 
 #include <immintrin.h>
 
+#include "kernels/avx512/row_sums.hpp"
 #include "kernels/kernels.hpp"
 
 namespace ggufmm::kernels::avx512 {
@@ -28,6 +29,7 @@ struct BF16 {
 template <typename Stored, int NR>
 void gemv_float_rows(const uint8_t* w, size_t row_bytes, int64_t m0, int64_t m1, const Activations& x, float* y,
                      int64_t ldy, const float* residual) {
+  RowSums<NR> sums(y, ldy, residual);
   for (int64_t o = m0; o < m1; ++o) {
     const uint8_t* row = w + static_cast<size_t>(o) * row_bytes;
     __m512 acc[NR][2];
@@ -48,13 +50,15 @@ void gemv_float_rows(const uint8_t* w, size_t row_bytes, int64_t m0, int64_t m1,
       const int64_t left = x.k - i;
       const __mmask16 m = left >= 16 ? __mmask16(0xffff) : static_cast<__mmask16>((1u << left) - 1);
       const __m512 wv = Stored::load(row + i * Stored::kBytes, m);
-      for (int r = 0; r < NR; ++r) acc[r][0] = _mm512_fmadd_ps(wv, _mm512_maskz_loadu_ps(m, x.f32 + r * x.k + i), acc[r][0]);
+      for (int r = 0; r < NR; ++r) {
+        acc[r][0] = _mm512_fmadd_ps(wv, _mm512_maskz_loadu_ps(m, x.f32 + r * x.k + i), acc[r][0]);
+      }
     }
-    for (int r = 0; r < NR; ++r) {
-      const int64_t at = r * ldy + o;
-      y[at] = _mm512_reduce_add_ps(_mm512_add_ps(acc[r][0], acc[r][1])) + (residual ? residual[at] : 0.0f);
-    }
+    __m512 total[NR];
+    for (int r = 0; r < NR; ++r) total[r] = _mm512_add_ps(acc[r][0], acc[r][1]);
+    sums.put(o, total);
   }
+  sums.flush();
 }
 
 template <typename Stored>

@@ -89,6 +89,9 @@ struct GroupAcc {
       for (auto& a : row) a = _mm512_setzero_ps();
     }
   }
+  // Each output row summed on its own, unlike the other drivers' 16 at a time (row_sums.hpp): those ran these
+  // formats 1.05 to 1.29 times as fast in L2, but Q8_0 at 3 and 4 activation rows 0.70 to 0.92 times from memory
+  // (experts' rows of 2048 values, one core, calls alternated in one process).
   float total(int w, int r) const {
     if constexpr (kHasMin) return lane_sum(_mm512_add_ps(level[w][r], min[w][r]));
     return lane_sum(level[w][r]);

@@ -169,10 +169,11 @@ inline void dot_nibble_unit(__m512i table, const uint8_t* row, size_t row_bytes,
   (dot_nibble_step<NR, W, S>(table, w, x, u * static_cast<int64_t>(sizeof...(S)) + S, acc), ...);
 }
 
-// Outputs o to o + W - 1, from W consecutive weight rows. The accumulators live here, in registers.
+// Outputs o to o + W - 1, from W consecutive weight rows, handed to `sums`. The accumulators live here, in
+// registers.
 template <class F, int NR, int W>
-void gemv_nibble_pass(const uint8_t* w, size_t row_bytes, int64_t o, const NibbleActs& x, int64_t k, float* y,
-                      int64_t ldy, const float* residual) {
+void gemv_nibble_pass(const uint8_t* w, size_t row_bytes, int64_t o, const NibbleActs& x, int64_t k,
+                      RowSums<NR>& sums) {
   constexpr auto kSteps = std::make_integer_sequence<int, F::kUnitValues / kNibbleStepValues>();
   const __m512i table = biased_table(F::kLevels, F::kBias);
   const uint8_t* row = w + static_cast<size_t>(o) * row_bytes;
@@ -194,21 +195,16 @@ void gemv_nibble_pass(const uint8_t* w, size_t row_bytes, int64_t o, const Nibbl
       dot_nibble_unit<F, NR, W, true>(table, row, row_bytes, units, groups, x, acc, kSteps);
     }
   }
-  #pragma GCC unroll 8
-  for (int i = 0; i < W; ++i) {
-    #pragma GCC unroll 8
-    for (int r = 0; r < NR; ++r) {
-      const int64_t at = r * ldy + o + i;
-      y[at] = _mm512_reduce_add_ps(acc[i][r]) + (residual ? residual[at] : 0.0f);
-    }
-  }
+  for (int i = 0; i < W; ++i) sums.put(o + i, acc[i]);
 }
 
 template <class F, int NR>
 void gemv_nibble_rows(const uint8_t* w, size_t row_bytes, int64_t m0, int64_t m1, const NibbleActs& x, int64_t k,
                       float* y, int64_t ldy, const float* residual) {
+  RowSums<NR> sums(y, ldy, residual);
   paired_rows<true>(m0, m1, row_bytes,
-                    [&]<int W>(int64_t o) { gemv_nibble_pass<F, NR, W>(w, row_bytes, o, x, k, y, ldy, residual); });
+                    [&]<int W>(int64_t o) { gemv_nibble_pass<F, NR, W>(w, row_bytes, o, x, k, sums); });
+  sums.flush();
 }
 
 template <class F>
