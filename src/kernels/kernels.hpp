@@ -181,10 +181,10 @@ class PageHeads {
 //   2048 at 1 to 4 rows 1.0 to 1.14; Q4_0, IQ4_NL and TQ2_0 0.96 to 1.12. (With no cursor at 1 and 2 rows Q8_0
 //   ran 0.93 to 1.07 times; with the far one alone at 3 and 4, 0.9 to 1.0.)
 //   There, from 3 rows on, blocks of a byte or more a value also take PageHeads. (Zen 5, 2 threads, calls
-//   alternated in one process: Q8_0 experts of 768 x 2048 at 64 tokens 1.03 to 1.09 times as fast, at 32 tokens
+//   alternated in one process: Q8_0 experts of 768 x 2048 at 64 tokens 1.03 to 1.07 times as fast, at 32 tokens
 //   1.01 to 1.03; of 1792 x 2048 at 32 and 64 tokens 1.10 and 1.06; at 1 to 8 tokens, where they do not run,
-//   0.96 to 1.03. Q4_0 at 32 tokens lost 0.96 with them, and Q8_0 at one token 0.94 to 0.96 with them at 1 and
-//   2 rows.)
+//   0.96 to 1.03. Q4_0 at 32 tokens lost 0.96 with them, and Q8_0 at 1 and 4 tokens 0.93 to 0.99 with them at 1
+//   and 2 rows.)
 template <size_t kBlockBytes, size_t kBlockValues, int NR, int W>
 class RowsPrefetch {
  public:
