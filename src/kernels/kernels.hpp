@@ -180,11 +180,11 @@ class PageHeads {
 //   2048 at 1 to 32 tokens 0.98 to 1.13 times as fast (1.11 and 1.12 on 768 x 2048 at 32 tokens), dense 6144 x
 //   2048 at 1 to 4 rows 1.0 to 1.14; Q4_0, IQ4_NL and TQ2_0 0.96 to 1.12. (With no cursor at 1 and 2 rows Q8_0
 //   ran 0.93 to 1.07 times; with the far one alone at 3 and 4, 0.9 to 1.0.)
-//   There, from 3 rows on, blocks of a byte or more a value also take PageHeads. (Zen 5, 2 threads, calls
-//   alternated in one process: Q8_0 experts of 768 x 2048 at 64 tokens 1.03 to 1.07 times as fast, at 32 tokens
-//   1.01 to 1.03; of 1792 x 2048 at 32 and 64 tokens 1.10 and 1.06; at 1 to 8 tokens, where they do not run,
-//   0.96 to 1.03. Q4_0 at 32 tokens lost 0.96 with them, and Q8_0 at 1 and 4 tokens 0.93 to 0.99 with them at 1
-//   and 2 rows.)
+//   There, from 2 rows on, blocks of a byte or more a value also take PageHeads. (Zen 5, 2 threads, calls
+//   alternated in one process. From 3 rows, against none: Q8_0 experts of 768 x 2048 at 32 and 64 tokens 1.01 to
+//   1.07 times as fast, of 1792 x 2048 at 32 to 128 tokens 1.00 to 1.10. At 2 rows too, against from 3: 768 x
+//   2048 at 4 to 64 tokens 1.01 to 1.08, 1792 x 2048 at 4 to 32 tokens 1.02 to 1.10. At one row they cost Q8_0
+//   at 1 and 4 tokens 0.93 to 0.99; from 3 rows, Q4_0 at 32 tokens 0.96.)
 template <size_t kBlockBytes, size_t kBlockValues, int NR, int W>
 class RowsPrefetch {
  public:
@@ -206,7 +206,7 @@ class RowsPrefetch {
   static unsigned cursors(size_t row_bytes, bool follows_short_rows) {
     const bool long_rows = row_bytes >= kLongRowBytes;
     // One row at a time (W = 1, as short rows are read) keeps the heads' cursor in memory order.
-    const bool heads = W == 1 && NR >= 3 && !long_rows && follows_short_rows && kBlockBytes >= kBlockValues;
+    const bool heads = W == 1 && NR >= 2 && !long_rows && follows_short_rows && kBlockBytes >= kBlockValues;
     const unsigned with_heads = heads ? kHeads : 0u;
     if (!long_rows && NR <= 4 && follows_short_rows) return with_heads | (NR <= 2 ? kFar : 0u);
     const bool far = NR <= 4 && kBlockBytes >= kBlockValues && (NR > 1 || long_rows);
