@@ -180,11 +180,15 @@ class PageHeads {
 //   2048 at 1 to 32 tokens 0.98 to 1.13 times as fast (1.11 and 1.12 on 768 x 2048 at 32 tokens), dense 6144 x
 //   2048 at 1 to 4 rows 1.0 to 1.14; Q4_0, IQ4_NL and TQ2_0 0.96 to 1.12. (With no cursor at 1 and 2 rows Q8_0
 //   ran 0.93 to 1.07 times; with the far one alone at 3 and 4, 0.9 to 1.0.)
-//   There, at 2 to 4 rows, blocks of a byte or more a value also take PageHeads. (Zen 5, 2 threads, calls
-//   alternated in one process. From 3 rows, against none: Q8_0 experts of 768 x 2048 at 32 and 64 tokens 1.01 to
-//   1.07 times as fast, of 1792 x 2048 at 32 to 128 tokens 1.00 to 1.10. At 2 rows too, against from 3: 768 x
-//   2048 at 4 to 64 tokens 1.01 to 1.08, 1792 x 2048 at 4 to 32 tokens 1.02 to 1.10. At one row they cost Q8_0
-//   at 1 and 4 tokens 0.93 to 0.99; from 3 rows, Q4_0 at 32 tokens 0.96.)
+//   There, from 2 rows on, blocks of a byte or more a value also take PageHeads, and the far cursor up to 4 rows.
+//   (Zen 5, 2 threads, calls alternated in one process. Heads from 3 rows, against none: Q8_0 experts of 768 x
+//   2048 at 32 and 64 tokens 1.01 to 1.07 times as fast, of 1792 x 2048 at 32 to 128 tokens 1.00 to 1.10. At 2
+//   rows too, against from 3: 768 x 2048 at 4 to 64 tokens 1.01 to 1.08, 1792 x 2048 at 4 to 32 tokens 1.02 to
+//   1.10. At one row they cost Q8_0 at 1 and 4 tokens 0.93 to 0.99; from 3 rows, Q4_0 at 32 tokens 0.96. Then the
+//   far cursor at 3 and 4 rows and the heads at 5 to 7 beside the near cursor, against neither: 768 x 2048 at 8
+//   to 128 tokens 1.01 to 1.09, 1792 x 2048 at 8 to 128 tokens 1.01 to 1.07, dense 6144 x 2048 at 3 to 7 rows
+//   1.04 to 1.18. The near cursor asks for the heads' lines too, but later and into L1: the heads without it
+//   gave 1.02 to 1.05 at 64 and 128 tokens, the far cursor in its place 1.05 to 1.07.)
 template <size_t kBlockBytes, size_t kBlockValues, int NR, int W>
 class RowsPrefetch {
  public:
@@ -205,14 +209,13 @@ class RowsPrefetch {
   static constexpr unsigned kNear = 1, kFar = 2, kHeads = 4;
   static unsigned cursors(size_t row_bytes, bool follows_short_rows) {
     const bool long_rows = row_bytes >= kLongRowBytes;
-    if (!long_rows && NR <= 4 && follows_short_rows) {
-      // The heads stand in for the near cursor, which asks for their lines too. One row at a time (W = 1, as short
-      // rows are read) keeps their cursor in memory order.
-      const bool heads = W == 1 && NR >= 2 && kBlockBytes >= kBlockValues;
-      return (heads ? kHeads : 0u) | (NR <= 2 ? kFar : 0u);
-    }
-    const bool far = NR <= 4 && kBlockBytes >= kBlockValues && (NR > 1 || long_rows);
-    return kNear | (far ? kFar : 0u);
+    const bool dense = kBlockBytes >= kBlockValues;  // a byte or more a value
+    const bool followed = !long_rows && follows_short_rows;
+    // One row at a time (W = 1, as short rows are read) keeps the heads' cursor in memory order.
+    const unsigned heads = followed && dense && W == 1 && NR >= 2 ? kHeads : 0u;
+    if (followed && NR <= 4) return heads | (NR <= 2 || dense ? kFar : 0u);
+    const bool far = NR <= 4 && dense && (NR > 1 || long_rows);
+    return heads | kNear | (far ? kFar : 0u);
   }
   SlicePrefetch<kBlockBytes, weight_cache(NR), W> near_;
   SlicePrefetch<kBlockBytes, Cache::L2, W, 2 * kPrefetchAhead> far_;
