@@ -186,7 +186,7 @@ class PageHeads {
 //   rows too, against from 3: 768 x 2048 at 4 to 64 tokens 1.01 to 1.08, 1792 x 2048 at 4 to 32 tokens 1.02 to
 //   1.10. At one row they cost Q8_0 at 1 and 4 tokens 0.93 to 0.99; from 3 rows, Q4_0 at 32 tokens 0.96. Then the
 //   far cursor at 3 and 4 rows and the heads at 5 to 7 beside the near cursor, against neither: 768 x 2048 at 8
-//   to 128 tokens 1.01 to 1.09, 1792 x 2048 at 8 to 128 tokens 1.01 to 1.07, dense 6144 x 2048 at 3 to 7 rows
+//   to 128 tokens 1.01 to 1.09, 1792 x 2048 at 8 to 128 tokens 1.00 to 1.07, dense 6144 x 2048 at 3 to 7 rows
 //   1.04 to 1.18. The near cursor asks for the heads' lines too, but later and into L1: the heads without it
 //   gave 1.02 to 1.05 at 64 and 128 tokens, the far cursor in its place 1.05 to 1.07.)
 template <size_t kBlockBytes, size_t kBlockValues, int NR, int W>
