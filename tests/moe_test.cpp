@@ -1,5 +1,5 @@
 // mul_mat_id on the expert-grouped kernels: ggml's golden files, and random routing of every kind, against the
-// exact product of each (token, slot) row with its expert.
+// exact product of each (token, slot) row with its expert, at every kernel level.
 #include <gtest/gtest.h>
 
 #include <fmt/format.h>
@@ -12,6 +12,7 @@
 
 #include "ggufmm/gguf.hpp"
 #include "paths/activations.hpp"
+#include "paths/paths.hpp"
 #include "runtime/cpu.hpp"
 #include "random_weights.hpp"
 #include "testdata.hpp"
@@ -134,17 +135,20 @@ TEST_P(MoeRandom, RoutingOfEveryKindMatchesExact) {
         const std::vector<double> e = exact_matmul(expert, row, 1);
         for (int64_t o = 0; o < m; ++o) exact[static_cast<size_t>(ts * m + o)] = e[static_cast<size_t>(o)] + residual[static_cast<size_t>(ts * m + o)];
       }
-      // Each expert group through gemv or tiled by the crossover: the built-in one, and one of 8 rows, so that
-      // both kernels see groups of every size.
-      for (const bool early_tiles : {false, true}) {
-        set_profile(early_tiles ? std::optional(PathProfile{std::string(runtime::isa_name(runtime::active_isa())), 2,
-                                                            {{type, false, 8, 0}, {type, true, 8, 0}}})
-                                : std::nullopt);
-        std::vector<float> y(residual.size());
-        mul_mat_id(w, act.data(), c.tokens, act_slots, ids.data(), c.slots, y.data(), residual.data(), {.threads = 2});
-        EXPECT_LE(nmse(y.data(), exact.data(), y.size()), 1e-3)
-            << fmt::format("experts={} slots={} tokens={} act_slots={} tiles from 8 rows: {}", c.experts, c.slots,
-                           c.tokens, act_slots, early_tiles);
+      // At every kernel level the machine runs, each expert group through gemv or tiled by the crossover: the
+      // built-in one, and one of 8 rows, so that both kernels see groups of every size.
+      for (const runtime::Isa isa : runtime::supported_isas()) {
+        for (const bool early_tiles : {false, true}) {
+          set_profile(early_tiles ? std::optional(PathProfile{std::string(runtime::isa_name(runtime::active_isa())), 2,
+                                                              {{type, false, 8, 0}, {type, true, 8, 0}}})
+                                  : std::nullopt);
+          std::vector<float> y(residual.size());
+          paths::moe_mul_mat_id({w, act.data(), c.tokens, act_slots, ids.data(), c.slots, y.data(), residual.data(),
+                                 2, isa});
+          EXPECT_LE(nmse(y.data(), exact.data(), y.size()), 1e-3)
+              << fmt::format("{} experts={} slots={} tokens={} act_slots={} tiles from 8 rows: {}",
+                             runtime::isa_name(isa), c.experts, c.slots, c.tokens, act_slots, early_tiles);
+        }
       }
       set_profile(std::nullopt);
     }
