@@ -136,7 +136,8 @@ TEST_P(MoeRandom, RoutingOfEveryKindMatchesExact) {
         for (int64_t o = 0; o < m; ++o) exact[static_cast<size_t>(ts * m + o)] = e[static_cast<size_t>(o)] + residual[static_cast<size_t>(ts * m + o)];
       }
       // At every kernel level the machine runs, each expert group through gemv or tiled by the crossover: the
-      // built-in one, and one of 8 rows, so that both kernels see groups of every size.
+      // built-in one, and one of 8 rows, so that both kernels see groups of every size. (The crossover is
+      // the active level's, whichever level runs the call.)
       for (const runtime::Isa isa : runtime::supported_isas()) {
         for (const bool early_tiles : {false, true}) {
           set_profile(early_tiles ? std::optional(PathProfile{std::string(runtime::isa_name(runtime::active_isa())), 2,
