@@ -135,14 +135,14 @@ TEST_P(MoeRandom, RoutingOfEveryKindMatchesExact) {
         const std::vector<double> e = exact_matmul(expert, row, 1);
         for (int64_t o = 0; o < m; ++o) exact[static_cast<size_t>(ts * m + o)] = e[static_cast<size_t>(o)] + residual[static_cast<size_t>(ts * m + o)];
       }
-      // At every kernel level the machine runs, each expert group through gemv or tiled by the crossover: the
-      // built-in one, and one of 8 rows, so that both kernels see groups of every size. (The crossover is
-      // the active level's, whichever level runs the call.)
-      for (const runtime::Isa isa : runtime::supported_isas()) {
-        for (const bool early_tiles : {false, true}) {
-          set_profile(early_tiles ? std::optional(PathProfile{std::string(runtime::isa_name(runtime::active_isa())), 2,
-                                                              {{type, false, 8, 0}, {type, true, 8, 0}}})
-                                  : std::nullopt);
+      // Each expert group through gemv or tiled by the crossover: the built-in one, and one of 8 rows, so that
+      // both kernels see groups of every size; at every kernel level the machine runs (the crossover is the
+      // active level's, whichever level runs the call).
+      for (const bool early_tiles : {false, true}) {
+        set_profile(early_tiles ? std::optional(PathProfile{std::string(runtime::isa_name(runtime::active_isa())), 2,
+                                                            {{type, false, 8, 0}, {type, true, 8, 0}}})
+                                : std::nullopt);
+        for (const runtime::Isa isa : runtime::supported_isas()) {
           std::vector<float> y(residual.size());
           paths::moe_mul_mat_id({w, act.data(), c.tokens, act_slots, ids.data(), c.slots, y.data(), residual.data(),
                                  2, isa});
