@@ -10,7 +10,7 @@
 #include <variant>
 #include <vector>
 
-#include "ggufmm/ggufmm.hpp"
+#include "ggufmm/types.hpp"
 
 namespace ggufmm::gguf {
 

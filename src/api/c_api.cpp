@@ -4,6 +4,7 @@
 #include <new>
 #include <string>
 
+#include "ggufmm/ggufmm.hpp"
 #include "ggufmm/gguf.hpp"
 
 struct ggufmm_file {

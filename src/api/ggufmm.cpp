@@ -74,28 +74,6 @@ constexpr std::array<std::pair<Path, std::string_view>, 5> kPathNames = {
 
 }  // namespace
 
-const TypeInfo* type_info(Type type) {
-  const format::Format* f = format::find(type);
-  return f ? &f->info : nullptr;
-}
-
-const TypeInfo* type_info(std::string_view name) {
-  const format::Format* f = format::find(name);
-  return f ? &f->info : nullptr;
-}
-
-std::vector<TypeInfo> all_types() {
-  std::vector<TypeInfo> out;
-  for (const auto& f : format::all()) out.push_back(f.info);
-  return out;
-}
-
-size_t Weight::row_bytes() const {
-  const format::Format* f = format::find(type);
-  if (!f) return 0;
-  return static_cast<size_t>(k / f->info.block_size) * static_cast<size_t>(f->info.block_bytes);
-}
-
 std::string_view path_name(Path path) {
   for (const auto& [p, name] : kPathNames) {
     if (p == path) return name;
@@ -176,6 +154,14 @@ void mul_mat_id(const Weight& w, const float* act, int64_t tokens, int64_t act_s
     paths::moe_mul_mat_id(call);  // recomputes the rows it flagged
   }
 }
+
+std::string default_profile_path() { return paths::default_profile_path(); }
+
+PathProfile read_profile(const std::string& path) { return paths::read_profile(path); }
+
+void write_profile(const std::string& path, const PathProfile& profile) { paths::write_profile(path, profile); }
+
+void set_profile(std::optional<PathProfile> profile) { paths::set_profile(std::move(profile)); }
 
 DenseCacheStats dense_cache_stats() { return paths::DenseCache::global().stats(); }
 

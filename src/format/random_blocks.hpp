@@ -6,7 +6,7 @@
 #include <random>
 #include <vector>
 
-#include "ggufmm/ggufmm.hpp"
+#include "ggufmm/types.hpp"
 
 namespace ggufmm::format {
 

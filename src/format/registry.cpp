@@ -15,36 +15,28 @@
 namespace ggufmm::format {
 namespace {
 
-constexpr Format weight(Type type, std::string_view name, int32_t block_size, int32_t block_bytes,
-                        DequantizeFn dequantize, QuantizeFn quantize) {
-  return {{type, name, block_size, block_bytes, true, quantize != nullptr}, dequantize, quantize, nullptr, nullptr};
+template <class Block>
+constexpr TypeInfo info_of(Type type, std::string_view name, bool is_weight, QuantizeFn quantize) {
+  return {type, name, Block::kValues, static_cast<int32_t>(sizeof(Block)), is_weight, quantize != nullptr};
 }
+
 // Dequantization derived from a format's exact decoder: value i is scale * q - offset, Int8Block's definition
 // (two roundings, as ggml's; the format library is built without contraction into fused multiply-adds).
-template <DecodeFn Decode, int32_t BlockSize, int32_t BlockBytes>
+template <class Block, DecodeFn Decode>
 void dequantize_decoded(const void* blocks, float* out, int64_t n) {
   constexpr int kSub = Int8Block::kSubBlock;
   const auto* block = static_cast<const uint8_t*>(blocks);
   Int8Block b;
-  for (int64_t i = 0; i < n / BlockSize; ++i, block += BlockBytes, out += BlockSize) {
+  for (int64_t i = 0; i < n / Block::kValues; ++i, block += sizeof(Block), out += Block::kValues) {
     Decode(block, b);
-    for (int j = 0; j < BlockSize; ++j) out[j] = b.scale[j / kSub] * b.q[j] - b.offset[j / kSub];
+    for (int j = 0; j < Block::kValues; ++j) out[j] = b.scale[j / kSub] * b.q[j] - b.offset[j / kSub];
   }
 }
 
-// A quantized format with an exact int8 decoder, its dequantization derived from it. A 256-value block is a run
-// of its own.
+// A 256-value block is a run of its own.
 template <DecodeFn Decode>
 void decode_alone(const void* block, int, Int8Block& out) {
   Decode(block, out);
-}
-template <DecodeFn Decode, int32_t BlockBytes>
-constexpr Format decoded(Type type, std::string_view name, QuantizeFn quantize) {
-  return {{type, name, kQK_K, BlockBytes, true, quantize != nullptr},
-          dequantize_decoded<Decode, kQK_K, BlockBytes>,
-          quantize,
-          Decode,
-          decode_alone<Decode>};
 }
 
 // The 32-value formats decode a block into any of the 8 slots of an Int8Block (values 32 * slot..), so a run of
@@ -54,56 +46,35 @@ template <DecodeSlotFn Decode>
 void decode_first(const void* block, Int8Block& out) {
   Decode(block, out, 0);
 }
-template <DecodeSlotFn Decode, int32_t BlockBytes>
+template <class Block, DecodeSlotFn Decode>
 void decode_slots(const void* blocks, int count, Int8Block& out) {
   const auto* block = static_cast<const uint8_t*>(blocks);
-  for (int slot = 0; slot < count; ++slot, block += BlockBytes) Decode(block, out, slot);
-}
-template <DecodeSlotFn Decode, int32_t BlockBytes>
-constexpr Format decoded32(Type type, std::string_view name, QuantizeFn quantize) {
-  return {{type, name, kQK, BlockBytes, true, quantize != nullptr},
-          dequantize_decoded<decode_first<Decode>, kQK, BlockBytes>,
-          quantize,
-          decode_first<Decode>,
-          decode_slots<Decode, BlockBytes>};
+  for (int slot = 0; slot < count; ++slot, block += sizeof(Block)) Decode(block, out, slot);
 }
 
-constexpr Format data(Type type, std::string_view name, int32_t bytes) {
-  return {{type, name, 1, bytes, false, false}, nullptr, nullptr, nullptr, nullptr};
+// A quantized format: its exact int8 decoder, and dequantization derived from it.
+template <class Block, auto Decode>
+constexpr Format decoded(Type type, std::string_view name, QuantizeFn quantize) {
+  if constexpr (Block::kValues == kQK) {
+    return {info_of<Block>(type, name, true, quantize), dequantize_decoded<Block, decode_first<Decode>>, quantize,
+            decode_first<Decode>, decode_slots<Block, Decode>};
+  } else {
+    static_assert(Block::kValues == kQK_K);
+    return {info_of<Block>(type, name, true, quantize), dequantize_decoded<Block, Decode>, quantize, Decode,
+            decode_alone<Decode>};
+  }
 }
 
-const std::array kFormats = {
-    weight(Type::F32, "f32", 1, 4, dequantize_f32, quantize_f32),
-    weight(Type::F16, "f16", 1, 2, dequantize_f16, quantize_f16),
-    weight(Type::BF16, "bf16", 1, 2, dequantize_bf16, quantize_bf16),
-    decoded32<decode_q4_0, 18>(Type::Q4_0, "q4_0", quantize_q4_0),
-    decoded32<decode_q4_1, 20>(Type::Q4_1, "q4_1", quantize_q4_1),
-    decoded32<decode_q5_0, 22>(Type::Q5_0, "q5_0", quantize_q5_0),
-    decoded32<decode_q5_1, 24>(Type::Q5_1, "q5_1", quantize_q5_1),
-    decoded32<decode_q8_0, 34>(Type::Q8_0, "q8_0", quantize_q8_0),
-    decoded<decode_q2_K, 84>(Type::Q2_K, "q2_K", quantize_q2_K),
-    decoded<decode_q3_K, 110>(Type::Q3_K, "q3_K", quantize_q3_K),
-    decoded<decode_q4_K, 144>(Type::Q4_K, "q4_K", quantize_q4_K),
-    decoded<decode_q5_K, 176>(Type::Q5_K, "q5_K", quantize_q5_K),
-    decoded<decode_q6_K, 210>(Type::Q6_K, "q6_K", quantize_q6_K),
-    decoded<decode_iq2_xxs, 66>(Type::IQ2_XXS, "iq2_xxs", nullptr),
-    decoded<decode_iq2_xs, 74>(Type::IQ2_XS, "iq2_xs", nullptr),
-    decoded<decode_iq2_s, 82>(Type::IQ2_S, "iq2_s", nullptr),
-    decoded<decode_iq3_xxs, 98>(Type::IQ3_XXS, "iq3_xxs", nullptr),
-    decoded<decode_iq3_s, 110>(Type::IQ3_S, "iq3_s", nullptr),
-    decoded<decode_iq1_s, 50>(Type::IQ1_S, "iq1_s", nullptr),
-    decoded<decode_iq1_m, 56>(Type::IQ1_M, "iq1_m", nullptr),
-    decoded32<decode_iq4_nl, 18>(Type::IQ4_NL, "iq4_nl", quantize_iq4_nl),
-    decoded<decode_iq4_xs, 136>(Type::IQ4_XS, "iq4_xs", quantize_iq4_xs),
-    decoded<decode_tq1_0, 54>(Type::TQ1_0, "tq1_0", quantize_tq1_0),
-    decoded<decode_tq2_0, 66>(Type::TQ2_0, "tq2_0", quantize_tq2_0),
-    decoded32<decode_mxfp4, 17>(Type::MXFP4, "mxfp4", quantize_mxfp4),
-    data(Type::I8, "i8", 1),
-    data(Type::I16, "i16", 2),
-    data(Type::I32, "i32", 4),
-    data(Type::I64, "i64", 8),
-    data(Type::F64, "f64", 8),
-};
+// One row per line of GGUFMM_TYPES, each from the functions named after it.
+#define GGUFMM_FLOAT_ROW(TYPE, id, name) \
+  Format{info_of<Block##TYPE>(Type::TYPE, #name, true, quantize_##name), dequantize_##name, quantize_##name},
+#define GGUFMM_QUANT_ROW(TYPE, id, name) decoded<Block##TYPE, decode_##name>(Type::TYPE, #name, quantize_##name),
+#define GGUFMM_DATA_ROW(TYPE, id, name) Format{info_of<Block##TYPE>(Type::TYPE, #name, false, nullptr)},
+const std::array kFormats = {GGUFMM_FLOAT_TYPES(GGUFMM_FLOAT_ROW) GGUFMM_QUANT_TYPES(GGUFMM_QUANT_ROW)
+                                 GGUFMM_DATA_TYPES(GGUFMM_DATA_ROW)};
+#undef GGUFMM_FLOAT_ROW
+#undef GGUFMM_QUANT_ROW
+#undef GGUFMM_DATA_ROW
 
 bool iequal(std::string_view a, std::string_view b) {
   return std::ranges::equal(a, b, [](char x, char y) {
@@ -126,3 +97,29 @@ const Format* find(std::string_view name) {
 std::span<const Format> all() { return kFormats; }
 
 }  // namespace ggufmm::format
+
+namespace ggufmm {
+
+const TypeInfo* type_info(Type type) {
+  const format::Format* f = format::find(type);
+  return f ? &f->info : nullptr;
+}
+
+const TypeInfo* type_info(std::string_view name) {
+  const format::Format* f = format::find(name);
+  return f ? &f->info : nullptr;
+}
+
+std::vector<TypeInfo> all_types() {
+  std::vector<TypeInfo> out;
+  for (const auto& f : format::all()) out.push_back(f.info);
+  return out;
+}
+
+size_t Weight::row_bytes() const {
+  const format::Format* f = format::find(type);
+  if (!f) return 0;
+  return static_cast<size_t>(k / f->info.block_size) * static_cast<size_t>(f->info.block_bytes);
+}
+
+}  // namespace ggufmm

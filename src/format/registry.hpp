@@ -6,7 +6,7 @@
 #include <string_view>
 
 #include "format/blocks.hpp"
-#include "ggufmm/ggufmm.hpp"
+#include "ggufmm/types.hpp"
 
 namespace ggufmm::format {
 

@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <limits>
 
-#include "ggufmm/ggufmm.hpp"
+#include "ggufmm/types.hpp"
 #include "runtime/cpu.hpp"
 
 namespace ggufmm::kernels {
@@ -264,7 +264,14 @@ inline void with_rows(int rows, Body&& body) {
   }
 }
 
-inline constexpr size_t kTypeSlots = 40;  // one past the highest type id
+// One past the highest type id.
+inline constexpr size_t kTypeSlots = [] {
+  size_t slots = 0;
+#define GGUFMM_SLOT(TYPE, id, name) slots = std::max<size_t>(slots, size_t{id} + 1);
+  GGUFMM_TYPES(GGUFMM_SLOT)
+#undef GGUFMM_SLOT
+  return slots;
+}();
 
 struct IsaKernels {
   runtime::Isa isa;

@@ -10,7 +10,7 @@
 #include <optional>
 #include <unordered_map>
 
-#include "ggufmm/ggufmm.hpp"
+#include "ggufmm/types.hpp"
 
 namespace ggufmm::paths {
 

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "format/registry.hpp"
-#include "ggufmm/ggufmm.hpp"
+#include "ggufmm/types.hpp"
 #include "kernels/kernels.hpp"
 #include "paths/activations.hpp"
 #include "paths/dense_cache.hpp"

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -12,6 +13,7 @@
 #include <optional>
 
 #include "kernels/kernels.hpp"
+#include "runtime/atomic_file.hpp"
 #include "runtime/cpu.hpp"
 
 namespace ggufmm {
@@ -19,21 +21,14 @@ namespace {
 
 constexpr int kProfileVersion = 1;
 
-// Without a profile: the crossovers `ggufmm calibrate` measured on the development machines (2 threads). Where the
-// level decodes panels with SIMD (AVX-512), tiled beats gemv from 8 rows for every format and both shape classes
-// (two calibrations on an Intel Xeon, 2026-11-30). Elsewhere panels come from the formats' portable decoders; the
-// table holds, for weights of up to 2^23 values and for larger ones, the later of two measurements: at the AVX2
-// level (GGUFMM_ISA=avx2 on an AMD EPYC, Zen 4; the geometric mean of two calibrations, 2026-12-02) and, earlier,
-// with AVX-512 tile kernels over portable panels on the Xeon. Calibrate times dense shapes; experts' shorter rows
-// favour gemv longer (at the AVX2 level, Q6_K experts at 64 tokens ran 0.6 to 0.9 times as fast with tiled from
-// the 12 rows its dense shape gave). Formats not listed (the floats) have no tiled form. Other machines, and AVX2
-// ones above all, should run calibrate.
+// Without a profile: crossovers `ggufmm calibrate` measured (2 threads; docs/performance.md, "Built-in
+// crossovers"). Where the level decodes panels with SIMD (AVX-512), tiled beats gemv from 8 rows for every format
+// and both shape classes, and from 4 or 5 for the IQ2 and IQ3 codebooks, whose gemv spends most of its time
+// decoding what panels decode once for all rows. Elsewhere panels come from the formats' portable decoders and
+// take over later: the table holds, per shape class, the later of the AVX2 level's measurement and one of AVX-512
+// tiles over portable panels. Calibrate times dense shapes; experts' shorter rows favour gemv longer. Other
+// machines, and AVX2 ones above all, should run calibrate.
 constexpr int64_t kSimdTiledFrom = 8;
-// With AVX-512 the codebook formats' gemv spends most of its time decoding blocks, which panels do once for all
-// rows, so tiles overtake it below 8 rows (Zen 5, 2 threads, tiled over gemv: dense 768 x 2048 and 4096 x 4096,
-// IQ2_XXS 1.12 to 1.24 at 4 rows, IQ2_XS 1.01 to 1.09 at 4, IQ3_XXS and IQ3_S 1.02 to 1.12 at 5; experts at 32
-// and 64 tokens 1.09 to 1.18 as fast): the table's last column. With AVX2 tiles run 0.3 to 0.6 times as fast as
-// gemv below 8 rows, so that level keeps kSimdTiledFrom.
 struct BuiltIn {
   Type type;
   int64_t small, large;             // portable panels, by shape class
@@ -46,6 +41,14 @@ constexpr BuiltIn kBuiltIn[] = {
     {Type::IQ2_S, 32, 32},      {Type::IQ3_XXS, 24, 24, 5}, {Type::IQ3_S, 32, 32, 5},   {Type::IQ1_S, 24, 24},
     {Type::IQ1_M, 24, 24},      {Type::IQ4_NL, 64, 64},     {Type::IQ4_XS, 96, 64},     {Type::TQ1_0, 256, 384},
     {Type::TQ2_0, 64, 128},     {Type::MXFP4, 64, 128}};
+// One row per quantized type (the floats have no tiled form), in the order of GGUFMM_QUANT_TYPES.
+constexpr Type kQuantTypes[] = {
+#define GGUFMM_QUANT_TYPE(TYPE, id, name) Type::TYPE,
+    GGUFMM_QUANT_TYPES(GGUFMM_QUANT_TYPE)
+#undef GGUFMM_QUANT_TYPE
+};
+static_assert(std::ranges::equal(kBuiltIn, kQuantTypes, {}, &BuiltIn::type),
+              "kBuiltIn needs one row per line of GGUFMM_QUANT_TYPES, in its order");
 
 [[noreturn]] void bad_profile(const std::string& path, const std::string& what) {
   throw Error(Error::Kind::BadInput, fmt::format("path profile {}: {}", path, what));
@@ -67,12 +70,12 @@ std::optional<PathProfile> initial_profile() {
   if (const char* env = std::getenv("GGUFMM_PROFILE")) {
     const std::string path = env;
     if (path.empty() || path == "none") return std::nullopt;
-    return read_profile(path);
+    return paths::read_profile(path);
   }
-  const std::string path = default_profile_path();
+  const std::string path = paths::default_profile_path();
   std::error_code ignored;
   if (path.empty() || !std::filesystem::exists(path, ignored)) return std::nullopt;
-  return read_profile(path);
+  return paths::read_profile(path);
 }
 
 std::shared_ptr<const PathProfile> current() {
@@ -87,6 +90,8 @@ std::shared_ptr<const PathProfile> current() {
 }
 
 }  // namespace
+
+namespace paths {
 
 std::string default_profile_path() {
   if (const char* xdg = std::getenv("XDG_CONFIG_HOME"); xdg && *xdg) return fmt::format("{}/ggufmm/profile.json", xdg);
@@ -145,7 +150,9 @@ void write_profile(const std::string& path, const PathProfile& profile) {
   const std::filesystem::path dir = std::filesystem::path(path).parent_path();
   std::error_code error;
   if (!dir.empty()) std::filesystem::create_directories(dir, error);
-  write_file_atomic(path, text.data(), text.size());
+  runtime::AtomicFile file(path);
+  file.write(text.data(), text.size());
+  file.commit();
 }
 
 void set_profile(std::optional<PathProfile> profile) {
@@ -154,8 +161,6 @@ void set_profile(std::optional<PathProfile> profile) {
   const std::lock_guard lock(a.mutex);
   a.profile = profile ? std::make_shared<const PathProfile>(std::move(*profile)) : nullptr;
 }
-
-namespace paths {
 
 PathCrossover crossover_for(const Weight& w) {
   const bool large = w.m * w.k > kLargeWeightValues;

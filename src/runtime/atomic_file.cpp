@@ -8,7 +8,7 @@
 #include <cstring>
 #include <fmt/format.h>
 
-#include "ggufmm/ggufmm.hpp"
+#include "ggufmm/types.hpp"
 
 namespace ggufmm::runtime {
 

@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "ggufmm/ggufmm.hpp"
+#include "ggufmm/types.hpp"
 
 namespace ggufmm::runtime {
 

@@ -22,9 +22,9 @@
 #include "bench_report.hpp"
 #include "commands.hpp"
 #include "common.hpp"
-#include "format/random_blocks.hpp"
 #include "timing.hpp"
 #include "ggufmm/gguf.hpp"
+#include "tool_support.hpp"
 
 namespace ggufmm::cli {
 namespace {
@@ -221,7 +221,7 @@ std::vector<Subject> random_subjects(const Settings& s, std::vector<std::vector<
   std::vector<Subject> subjects;
   for (const TypeInfo* t : types) {
     progress.show(fmt::format("making random {} blocks", t->name));
-    pools.push_back(format::random_weight(t->type, kPoolRows, kPoolBlocksPerRow * t->block_size, rng));
+    pools.push_back(support::random_weight(t->type, kPoolRows, kPoolBlocksPerRow * t->block_size, rng));
     for (const Shape& shape : shapes) {
       subjects.push_back({t, shape.m, shape.k, pools.back(), shape.experts, shape.top_k});
     }

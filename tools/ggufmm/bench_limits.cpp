@@ -15,8 +15,7 @@
 #include <vector>
 
 #include "bench_peaks.hpp"
-#include "runtime/cpu.hpp"
-#include "runtime/thread_pool.hpp"
+#include "tool_support.hpp"
 
 namespace ggufmm::cli {
 namespace {
@@ -121,17 +120,17 @@ MachineLimits measure_limits(int threads, bool quick) {
   const Effort effort = quick ? Effort{size_t{64} << 20, size_t{16} << 20, 1, 0.001, 2}
                               : Effort{std::max(size_t{1} << 30, 4 * last_level_cache_bytes()), size_t{64} << 20, 3,
                                        0.005, 10};
-  MachineLimits limits{.threads = runtime::ThreadPool::resolve_threads(threads)};
+  MachineLimits limits{.threads = support::resolve_threads(threads)};
   limits.read_gbps = measure_read_gbps(limits.threads, effort);
-  const runtime::Isa isa = runtime::supported_isas().back();
-  if (isa >= runtime::Isa::Avx512) {
+  const support::Level level = support::highest_level();
+  if (level >= support::Level::Avx512) {
     limits.int8_gops = measure_peak(peaks::avx512::int8, limits.threads, effort);
     limits.f32_gflops = measure_peak(peaks::avx512::f32, limits.threads, effort);
     if (__builtin_cpu_supports("avx512bf16")) {
       limits.bf16_gflops = measure_peak(peaks::avx512::bf16, limits.threads, effort);
     }
-  } else if (isa >= runtime::Isa::Avx2) {
-    const peaks::PeakLoop& int8 = isa >= runtime::Isa::AvxVnni ? peaks::avxvnni::int8 : peaks::avx2::int8;
+  } else if (level >= support::Level::Avx2) {
+    const peaks::PeakLoop& int8 = level >= support::Level::AvxVnni ? peaks::avxvnni::int8 : peaks::avx2::int8;
     limits.int8_gops = measure_peak(int8, limits.threads, effort);
     limits.f32_gflops = measure_peak(peaks::avx2::f32, limits.threads, effort);
   }

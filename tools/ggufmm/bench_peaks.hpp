@@ -24,7 +24,7 @@ extern const PeakLoop int8;  // vpdpbusd on 256 bits
 
 namespace avx512 {
 extern const PeakLoop int8;  // VNNI vpdpbusd
-extern const PeakLoop bf16;  // vdpbf16ps: only where the CPU has AVX512_BF16 besides runtime::Isa::Avx512
+extern const PeakLoop bf16;  // vdpbf16ps: only where the CPU has AVX512_BF16 besides the AVX-512 level
 extern const PeakLoop f32;   // vfmadd on 16 lanes
 }  // namespace avx512
 

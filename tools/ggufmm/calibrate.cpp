@@ -12,10 +12,8 @@
 
 #include "commands.hpp"
 #include "common.hpp"
-#include "format/random_blocks.hpp"
 #include "ggufmm/ggufmm.hpp"
-#include "runtime/cpu.hpp"
-#include "runtime/thread_pool.hpp"
+#include "tool_support.hpp"
 #include "timing.hpp"
 
 namespace ggufmm::cli {
@@ -94,13 +92,13 @@ void calibrate(const Settings& s) {
   const Progress progress;
   std::mt19937 rng(20261130);
   std::normal_distribution<float> normal;
-  PathProfile profile{std::string(runtime::isa_name(runtime::active_isa())),
-                      runtime::ThreadPool::resolve_threads(s.threads), {}};
+  PathProfile profile{support::active_level_name(),
+                      support::resolve_threads(s.threads), {}};
   fmt::print("{:<8}  {:<5}  {:>5}  {:>6}  {:>10}  {:>10}\n", "type", "class", "m", "k", "tiled_from", "dense_from");
   for (const TypeInfo* t : types) {
     progress.show(fmt::format("{}: making random blocks", t->name));
     constexpr int64_t kPoolRows = 64, kPoolBlocks = 8;
-    const std::vector<uint8_t> pool = format::random_weight(t->type, kPoolRows, kPoolBlocks * t->block_size, rng);
+    const std::vector<uint8_t> pool = support::random_weight(t->type, kPoolRows, kPoolBlocks * t->block_size, rng);
     for (const ShapeClass& c : classes) {
       const std::vector<uint8_t> bytes = tile_pool(*t, pool, kPoolRows, kPoolBlocks, c.m, c.k);
       const Weight w{.type = t->type, .k = c.k, .m = c.m, .data = bytes.data(), .name = "calibration"};

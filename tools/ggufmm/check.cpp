@@ -5,8 +5,8 @@
 
 #include "commands.hpp"
 #include "common.hpp"
-#include "format/random_blocks.hpp"
 #include "ggufmm/ggufmm.hpp"
+#include "tool_support.hpp"
 
 namespace ggufmm::cli {
 namespace {
@@ -70,7 +70,7 @@ void add_check(CLI::App& app) {
       if (!t.is_weight) continue;
       for (const Shape& s : kShapes) {
         const int64_t k = s.k_blocks * std::max<int64_t>(t.block_size, 32);
-        const std::vector<uint8_t> bytes = format::random_weight(t.type, s.m, k, rng);
+        const std::vector<uint8_t> bytes = support::random_weight(t.type, s.m, k, rng);
         const Weight w{.type = t.type, .k = k, .m = s.m, .data = bytes.data(), .name = "random"};
         std::vector<float> x(static_cast<size_t>(s.rows * k)), residual(static_cast<size_t>(s.rows * s.m));
         for (auto& v : x) v = normal(rng);

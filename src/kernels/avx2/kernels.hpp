@@ -1,4 +1,4 @@
-// The AVX2 (and AVX-VNNI) kernels, one per format, each in its own file.
+// The AVX2 (and AVX-VNNI) kernels: a gemv kernel per weight type, each in its own file (gemv_<name>.cpp).
 #pragma once
 
 #include "kernels/kernels.hpp"
@@ -7,31 +7,6 @@
 namespace ggufmm::kernels::GGUFMM_LEVEL {
 
 extern const QuantizeActFn quantize_act;
-
-extern const GemvFn gemv_f32;
-extern const GemvFn gemv_f16;
-extern const GemvFn gemv_bf16;
-extern const GemvFn gemv_q4_0;
-extern const GemvFn gemv_q4_1;
-extern const GemvFn gemv_q5_0;
-extern const GemvFn gemv_q5_1;
-extern const GemvFn gemv_q8_0;
-extern const GemvFn gemv_q2_K;
-extern const GemvFn gemv_q3_K;
-extern const GemvFn gemv_q4_K;
-extern const GemvFn gemv_q5_K;
-extern const GemvFn gemv_q6_K;
-extern const GemvFn gemv_iq2_xxs;
-extern const GemvFn gemv_iq2_xs;
-extern const GemvFn gemv_iq2_s;
-extern const GemvFn gemv_iq3_xxs;
-extern const GemvFn gemv_iq3_s;
-extern const GemvFn gemv_iq1_s;
-extern const GemvFn gemv_iq1_m;
-extern const GemvFn gemv_iq4_nl;
-extern const GemvFn gemv_iq4_xs;
-extern const GemvFn gemv_tq1_0;
-extern const GemvFn gemv_tq2_0;
-extern const GemvFn gemv_mxfp4;
+GGUFMM_WEIGHT_TYPES(GGUFMM_DECLARE_GEMV)
 
 }  // namespace ggufmm::kernels::GGUFMM_LEVEL

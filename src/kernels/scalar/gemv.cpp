@@ -64,32 +64,12 @@ void gemv_float(const uint8_t* w, size_t row_bytes, int64_t m0, int64_t m1, cons
 const IsaKernels& table() {
   static const IsaKernels t = [] {
     IsaKernels k{runtime::Isa::Scalar, quantize_act, {}};
-    auto set = [&k](Type type, GemvFn fn) { k.gemv[static_cast<size_t>(type)] = fn; };
-    set(Type::F32, gemv_float<Type::F32>);
-    set(Type::F16, gemv_float<Type::F16>);
-    set(Type::BF16, gemv_float<Type::BF16>);
-    set(Type::Q4_0, gemv_int8<Type::Q4_0>);
-    set(Type::Q4_1, gemv_int8<Type::Q4_1>);
-    set(Type::Q5_0, gemv_int8<Type::Q5_0>);
-    set(Type::Q5_1, gemv_int8<Type::Q5_1>);
-    set(Type::Q8_0, gemv_int8<Type::Q8_0>);
-    set(Type::Q2_K, gemv_int8<Type::Q2_K>);
-    set(Type::Q3_K, gemv_int8<Type::Q3_K>);
-    set(Type::Q4_K, gemv_int8<Type::Q4_K>);
-    set(Type::Q5_K, gemv_int8<Type::Q5_K>);
-    set(Type::Q6_K, gemv_int8<Type::Q6_K>);
-    set(Type::IQ2_XXS, gemv_int8<Type::IQ2_XXS>);
-    set(Type::IQ2_XS, gemv_int8<Type::IQ2_XS>);
-    set(Type::IQ2_S, gemv_int8<Type::IQ2_S>);
-    set(Type::IQ3_XXS, gemv_int8<Type::IQ3_XXS>);
-    set(Type::IQ3_S, gemv_int8<Type::IQ3_S>);
-    set(Type::IQ1_S, gemv_int8<Type::IQ1_S>);
-    set(Type::IQ1_M, gemv_int8<Type::IQ1_M>);
-    set(Type::IQ4_NL, gemv_int8<Type::IQ4_NL>);
-    set(Type::IQ4_XS, gemv_int8<Type::IQ4_XS>);
-    set(Type::TQ1_0, gemv_int8<Type::TQ1_0>);
-    set(Type::TQ2_0, gemv_int8<Type::TQ2_0>);
-    set(Type::MXFP4, gemv_int8<Type::MXFP4>);
+#define GGUFMM_SET_FLOAT(TYPE, id, name) k.gemv[static_cast<size_t>(Type::TYPE)] = gemv_float<Type::TYPE>;
+#define GGUFMM_SET_INT8(TYPE, id, name) k.gemv[static_cast<size_t>(Type::TYPE)] = gemv_int8<Type::TYPE>;
+    GGUFMM_FLOAT_TYPES(GGUFMM_SET_FLOAT)
+    GGUFMM_QUANT_TYPES(GGUFMM_SET_INT8)
+#undef GGUFMM_SET_FLOAT
+#undef GGUFMM_SET_INT8
     return k;
   }();
   return t;

@@ -1,0 +1,29 @@
+// What the tool needs beyond the public API: facts about this machine's kernel levels and threads, and random
+// weight blocks of every format. Internal to the project (not installed); it keeps the tool off the library's
+// internal headers.
+#pragma once
+
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "ggufmm/types.hpp"
+
+namespace ggufmm::support {
+
+// The kernel levels, lowest first, each a superset of the one before.
+enum class Level { Scalar, Avx2, AvxVnni, Avx512 };
+// The highest level this CPU (and OS) can run.
+Level highest_level();
+// The name of the level calls use (the highest, lowered by GGUFMM_ISA), as path profiles record it.
+std::string active_level_name();
+
+// The threads a call asking for `requested` gets: all cores for 0, else at most the cores.
+int resolve_threads(int requested);
+
+// m rows of k values of `type` (k a multiple of its block size), as the tests and microbenchmarks draw them
+// (format/random_blocks.hpp): finite, of sane size.
+std::vector<uint8_t> random_weight(Type type, int64_t m, int64_t k, std::mt19937& rng);
+
+}  // namespace ggufmm::support
