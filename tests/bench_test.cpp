@@ -10,6 +10,7 @@
 #include <tuple>
 
 #include "ggufmm/gguf.hpp"
+#include "ggufmm/ggufmm.hpp"
 #include "temp_dir.hpp"
 #include "tool_runner.hpp"
 

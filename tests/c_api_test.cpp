@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "ggufmm/gguf.hpp"
+#include "ggufmm/ggufmm.hpp"
 #include "testdata.hpp"
 
 namespace {

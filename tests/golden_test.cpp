@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "ggufmm/gguf.hpp"
+#include "ggufmm/ggufmm.hpp"
 #include "testdata.hpp"
 
 namespace ggufmm {

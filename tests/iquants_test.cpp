@@ -20,6 +20,7 @@
 #include "format/iq_tables.hpp"
 #include "format/registry.hpp"
 #include "ggufmm/gguf.hpp"
+#include "ggufmm/ggufmm.hpp"
 #include "testdata.hpp"
 
 namespace ggufmm {

@@ -6,6 +6,7 @@
 #include <random>
 
 #include "ggufmm/gguf.hpp"
+#include "ggufmm/ggufmm.hpp"
 #include "testdata.hpp"
 
 namespace ggufmm {

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "ggufmm/gguf.hpp"
+#include "ggufmm/ggufmm.hpp"
 #include "temp_dir.hpp"
 #include "testdata.hpp"
 #include "tool_runner.hpp"
