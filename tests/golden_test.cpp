@@ -16,6 +16,22 @@ const std::vector<std::string> kGoldenTypes = {"f32",    "f16",    "bf16",    "q
                                     "iq2_xs", "iq2_s",  "iq3_xxs", "iq3_s",  "iq1_s", "iq1_m", "iq4_nl",
                                     "iq4_xs", "tq1_0",  "tq2_0",   "mxfp4"};
 
+// Every golden file the tests read is in the directory. A missing one fails (GGUFMM_REQUIRE_GOLDEN) or skips the
+// tests that read it; this one names all that are missing at once.
+TEST(GoldenData, EveryFileIsThere) {
+  std::string missing;
+  for (const std::string& type : kGoldenTypes) {
+    if (test::golden_path(type + ".gguf").empty()) missing += " " + type + ".gguf";
+  }
+  for (const std::string& name : test::kMoeGoldenFiles) {
+    if (test::golden_path(name + ".gguf").empty()) missing += " " + name + ".gguf";
+  }
+  if (missing.empty()) return;
+  const std::string message = "missing from " + test::testdata_dir().string() + ":" + missing;
+  if (test::golden_required()) FAIL() << message;
+  GTEST_SKIP() << message;
+}
+
 class Golden : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(Golden, DequantizeMatchesGgmlBitForBit) {
