@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "ggufmm/ggufmm.hpp"
 #include "ggufmm/gguf.hpp"
 #include "held_bytes.hpp"
 

@@ -6,6 +6,7 @@
 #include <string>
 #include <variant>
 
+#include "ggufmm/ggufmm.hpp"
 #include "ggufmm/gguf.hpp"
 
 namespace ggufmm::fuzz {

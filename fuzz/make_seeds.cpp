@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "ggufmm/ggufmm.hpp"
 #include "ggufmm/gguf.hpp"
 
 namespace {
