@@ -13,10 +13,9 @@ namespace {
 
 // Output columns per task: a multiple of 16 small enough that every thread gets several tasks to balance, and
 // large enough that each streams a good run of weight. One activation row streams the weight, and a thread idle at
-// the end idles its share of the bandwidth: 12 tasks per thread rather than 4 streamed 3 to 13 % more. With more
-// rows each task prepares more activations (a cost per task) and the tail matters less: 4 per thread from 3 rows
-// on. But each task starts a stream of its own, which costs: on Zen 5, 768 rows of 2048 values (q4_0, 884 KB)
-// cut in 24 tasks of 37 KB took 36-37 us a call on 2 threads, as long as on one; in 4 tasks, 25-26 us.
+// the end idles its share of the bandwidth, so one row takes 12 tasks per thread. With more rows each task prepares
+// more activations (a cost per task) and the tail matters less: 4 per thread from 3 rows on. But each task starts a
+// stream of its own, which costs, so no task is smaller than kMinTaskBytes (docs/performance.md, gemv drivers).
 constexpr int64_t kMinTaskBytes = 192 << 10;
 
 int64_t columns_per_task(int64_t m, size_t row_bytes, int threads, int64_t rows) {

@@ -24,15 +24,9 @@ using kernels::kPanelRows;
 // The rows of the range that come next stream into L2 ahead of their panels, so that those do not start cold from
 // memory, while the arithmetic leaves memory idle: through the tile kernels, which step once per 32 values. Only
 // where few activation rows leave the tile kernels too short for that, and rows are short, each panel streams the
-// next 16 rows while it decodes, and each row's decoding prefetches its own lines 2 KB on.
-// - Rows of 6 KB or more (4096x14336 at 8 and 32 rows: q8_0 1.15 and 1.17 times as fast as streamed by the panels,
-//   q4_K 1.03 and 1.07, q6_K 1.10 and 1.09, iq3_xxs 1.02 and 0.92).
-// - Shorter rows from 9 activation rows (2048 and 4096 values, 1792 and 4096 rows, 2 rounds alternated: q4_0,
-//   q4_K, q5_K, q6_K and q8_0 at 12 and 16 rows 1.0 to 1.14, median 1.05, at 64 rows 1.0 to 1.05, at 512 rows
-//   0.98 to 1.03; iq2_xs and iq3_xxs 0.97 to 1.06 at 12 and 16 rows. Experts of 2048 values, 12 to 64 rows each:
-//   q4_0, q4_K and q8_0 1.03 to 1.16, iq2_xs 0.99).
-// - At 8 rows (formats whose panels beat row tiles there) iq2_xs and iq3_xxs ran 0.95 to 1.02 times as fast
-//   through the tile kernels, so short rows keep the panels' streaming up to 8 rows.
+// next 16 rows while it decodes, and each row's decoding prefetches its own lines 2 KB on. The tile kernels stream
+// rows of 6 KB or more at any row count, and shorter rows from 9 activation rows; at 8 rows short rows keep the
+// panels' streaming (docs/performance.md, panels and tiles).
 bool panels_stream(const Weight& w, int64_t rows) {
   return w.row_bytes() < 6 * 1024 && rows <= kernels::kMaxRowTileRows;
 }
@@ -81,8 +75,8 @@ void tiled_columns(const Weight& w, const ActivationBuffer& x, int64_t m0, int64
 void tiled_matmul(const MatmulCall& c) {
   // Float weights have no int8 form: they multiply in f32 through the decode kernels.
   if (!format::find(c.w.type)->decode) return gemv_matmul(c);
-  // Row tiles split the weight as gemv does, in fewer and longer runs than panel pairs: tasks of 128 rows (as
-  // below) ran 0.82 to 0.92 times as fast at 8 rows (q4_0, q8_0, q2_K, q4_K, tq2_0; 4096x14336).
+  // Row tiles split the weight as gemv does, in fewer and longer runs than the panel pairs' tasks below, which
+  // measured slower for them.
   if (runs_row_tiles(c.w, c.rows, c.isa, c.row_tiles)) return gemv_matmul(c, kernels::kMaxRowTileRows);
   const ActivationBuffer x(c.x, c.rows, c.w.k, c.w.type, c.isa, c.threads);
   // Tasks of several panel pairs, so that the rows streamed ahead are the thread's own next panels'; about 16 a

@@ -29,8 +29,8 @@ void* fresh(std::size_t bytes) { return ::operator new(bytes, std::align_val_t{k
 void release(void* p) noexcept { ::operator delete(p, std::align_val_t{kCacheLine}); }
 
 // Small blocks come from malloc's free lists, which serve them quickly, but not at an alignment: an aligned request
-// takes malloc's slow path (a chunk carved to the alignment, its rest freed and merged again), which was 45 % of
-// a mixture-of-experts call on small experts. So they take a line more, aligned here, the offset in the byte before.
+// takes malloc's slow path (a chunk carved to the alignment, its rest freed and merged again), which dominated a
+// mixture-of-experts call on small experts. So they take a line more, aligned here, the offset in the byte before.
 void* fresh_small(std::size_t bytes) {
   auto* raw = static_cast<unsigned char*>(std::malloc(bytes + kCacheLine));
   if (raw == nullptr) throw std::bad_alloc();

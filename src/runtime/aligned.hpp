@@ -1,8 +1,8 @@
 // Scratch containers for the products' working buffers (quantized activations, decoded panels, blocks of outputs).
 // Their storage starts on a cache line, so that 64-byte vector loads and stores from their start never straddle two
 // lines (each straddling access costs two). Blocks of 4 KiB and more freed by a thread are kept for its next call:
-// fresh memory from the system costs a page fault per 4 KiB, which measured 10 to 20 % of a mixture-of-experts call
-// at 512 tokens.
+// fresh memory from the system costs a page fault per 4 KiB, a large share of a mixture-of-experts call at 512
+// tokens.
 #pragma once
 
 #include <cstddef>
@@ -31,7 +31,7 @@ struct ScratchAllocator {
   T* allocate(std::size_t n) { return static_cast<T*>(allocate_scratch(n * sizeof(T))); }
   void deallocate(T* p, std::size_t n) noexcept { free_scratch(p, n * sizeof(T)); }
   // Growing a buffer leaves its new elements default-initialized (for numbers: unset), not zeroed: every buffer is
-  // written before it is read, and zeroing megabytes of activations per call was 2 % of an expert call.
+  // written before it is read, and zeroing megabytes of activations per call costs time for nothing.
   template <class U>
   void construct(U* p) noexcept(std::is_nothrow_default_constructible_v<U>) {
     ::new (static_cast<void*>(p)) U;

@@ -47,8 +47,8 @@ double run_together(int threads, const std::function<void(int)>& body) {
   return seconds_since(start);
 }
 
-// Independent sums, which the compiler vectorizes: a single chain of adds takes one load a cycle and capped the
-// measure below what wide loads read (2 threads on Zen 5: 50 against 62 to 72 GB/s).
+// Independent sums, which the compiler vectorizes: a single chain of adds takes one load a cycle and capped
+// the measure below what wide loads read.
 uint64_t sum_words(std::span<const uint64_t> words) {
   constexpr size_t kLanes = 16;
   uint64_t sums[kLanes] = {};

@@ -30,8 +30,8 @@ const std::vector<int64_t> kLadder = {4, 5, 6, 8, 12, 16, 24, 32, 48, 64, 96, 12
 const std::vector<int64_t> kQuickLadder = {8, 16};
 
 // A path counts as faster from the first rung where it wins and wins again on one of the next two, so that one
-// noisy rung, either way, does not move the crossover (8 rows of Q8_0 run tiled as one row tile, 1.3 times as
-// fast as gemv's two passes, while at 12 rows panels and gemv tie); a win on the last rung counts alone. A path
+// noisy rung, either way, does not move the crossover (8 rows of Q8_0 run tiled as one row tile, clearly faster
+// than gemv's two passes, while at 12 rows panels and gemv tie); a win on the last rung counts alone. A path
 // that never wins gets the rung past the ladder. Each rung is timed once at most, and at most two past the
 // crossover.
 int64_t crossover(const std::vector<int64_t>& ladder, const std::function<bool(int64_t)>& wins) {

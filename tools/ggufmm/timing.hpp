@@ -15,10 +15,9 @@ struct Repeat {
 
 // Calls timed(r), each after an untimed prepare(r), for r = 0, 1, ... The calls of the first 0.2 s (at most
 // 1000 of them) warm up, untimed: the first call of a case pays for its scratch memory, and on a VM the calls
-// after a pause (the bench placing copies of a weight) ran slower for a few tenths of a second (Zen 5, experts at
-// one token: 310-340 us for the first case of a run, 200-210 with 0.2-1 s of warm-up; the same case run again
-// 235). The peers' harnesses time 1 s after their warm-up. A case whose first call takes 0.1 s or more times that
-// call instead. Then the timed calls: until 0.3 s have passed and at least 3 calls ran, at most 200; a call so slow
+// after a pause (the bench placing copies of a weight) ran slower for a few tenths of a second (docs/performance.md,
+// how to measure). The peers' harnesses time 1 s after their warm-up. A case whose first call takes 0.1 s or more
+// times that call instead. Then the timed calls: until 0.3 s have passed and at least 3 calls ran, at most 200; a call so slow
 // that the repeats reach 1 s stops there, after at least one.
 std::vector<Repeat> time_repeats(const std::function<void(size_t)>& timed,
                                  const std::function<void(size_t)>& prepare = [](size_t) {});
