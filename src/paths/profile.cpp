@@ -21,12 +21,12 @@ namespace {
 
 constexpr int kProfileVersion = 1;
 
-// Without a profile: crossovers `ggufmm calibrate` measured (2 threads; docs/performance.md, "Built-in
-// crossovers"). Where the level decodes panels with SIMD (AVX-512), tiled beats gemv from 8 rows for every format
-// and both shape classes, and from 4 or 5 for the IQ2 and IQ3 codebooks, whose gemv spends most of its time
-// decoding what panels decode once for all rows. Elsewhere panels come from the formats' portable decoders and
-// take over later: the table holds, per shape class, the later of the AVX2 level's measurement and one of AVX-512
-// tiles over portable panels. Calibrate times dense shapes; experts' shorter rows favour gemv longer. Other
+// Without a profile: crossovers `ggufmm calibrate` measured (2 threads; docs/performance.md, panels and tiles).
+// Where the level decodes panels with SIMD (AVX-512), tiled beats gemv from 8 rows for every format and both shape
+// classes, and from 4 or 5 for the IQ2 and IQ3 codebooks, whose gemv spends most of its time decoding what panels
+// decode once for all rows. Elsewhere panels come from the formats' portable decoders and take over later: the
+// table holds, per shape class, the later of the AVX2 level's measurement and one of AVX-512 tiles over portable
+// panels. Calibrate times dense shapes; experts' shorter rows favour gemv longer. Other
 // machines, and AVX2 ones above all, should run calibrate.
 constexpr int64_t kSimdTiledFrom = 8;
 struct BuiltIn {
