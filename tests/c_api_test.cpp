@@ -8,12 +8,12 @@
 
 #include "ggufmm/gguf.hpp"
 #include "ggufmm/ggufmm.hpp"
-#include "testdata.hpp"
+#include "test_support.hpp"
 
 namespace {
 
 TEST(CApi, MatmulOnAGoldenFile) {
-  GGUFMM_REQUIRE_GOLDEN(path, "q8_0.gguf");
+  GGUFMM_GOLDEN_PATH(path, "q8_0.gguf");
   ggufmm_file* file = nullptr;
   ASSERT_EQ(ggufmm_file_open(path.c_str(), &file), GGUFMM_OK) << ggufmm_last_error();
   ggufmm_weight w;
@@ -22,9 +22,7 @@ TEST(CApi, MatmulOnAGoldenFile) {
   EXPECT_EQ(w.k, 768);
   EXPECT_EQ(w.m, 48);
 
-  const auto golden = ggufmm::gguf::File::open(path);
-  const std::vector<float> x = golden.read_f32("act.8");
-  const std::vector<float> exact = golden.read_f32("exact_out.8");
+  const auto [x, ggml, exact] = ggufmm::test::read_golden_product(ggufmm::gguf::File::open(path), 8);
   std::vector<float> y(exact.size());
   const ggufmm_options options = {GGUFMM_PATH_REF, 1};
   ASSERT_EQ(ggufmm_matmul(&w, x.data(), 8, y.data(), nullptr, &options), GGUFMM_OK);

@@ -7,14 +7,13 @@
 #include <cstring>
 #include <filesystem>
 #include <fmt/format.h>
-#include <fstream>
-#include <iterator>
 #include <random>
 #include <thread>
 
+#include "ggufmm/ggufmm.hpp"
 #include "ggufmm/gguf.hpp"
 #include "paths/dense_cache.hpp"
-#include "random_weights.hpp"
+#include "test_support.hpp"
 
 namespace ggufmm {
 namespace {
@@ -118,8 +117,7 @@ TEST_F(Concurrency, ProductsOnEveryPathEqualASingleThreadedRun) {
 }
 
 TEST_F(Concurrency, FilesOpenAndParseSideBySide) {
-  std::ifstream in(path(), std::ios::binary);
-  const std::vector<uint8_t> image{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  const std::vector<uint8_t> image = test::read_bytes(path());
   const gguf::File want = gguf::File::parse(image, "image.gguf");
   std::vector<int> mismatches(kThreads);
   on_threads([&](int t) {

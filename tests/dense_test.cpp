@@ -14,17 +14,20 @@
 #include <vector>
 
 #include "ggufmm/ggufmm.h"
+#include "ggufmm/ggufmm.hpp"
 #include "ggufmm/gguf.hpp"
 #include "paths/paths.hpp"
-#include "random_weights.hpp"
-#include "testdata.hpp"
+#include "test_support.hpp"
 
 namespace ggufmm {
 namespace {
 
 using paths::DenseCache;
 using paths::DenseForm;
+using test::exact_plus;
 using test::random_values;
+using test::RandomWeight;
+using test::same_bits;
 
 constexpr DenseForm kForms[] = {DenseForm::BF16, DenseForm::F32};
 
@@ -38,26 +41,6 @@ std::vector<float> run_dense(DenseCache& cache, DenseForm form, const Weight& w,
   std::vector<float> y(static_cast<size_t>(rows * w.m));
   paths::dense_matmul({w, x.data(), rows, y.data(), residual, threads}, cache, form);
   return y;
-}
-
-// A random weight with the bytes it views.
-struct RandomWeight {
-  std::vector<uint8_t> bytes;
-  Weight w;
-  RandomWeight(Type type, int64_t m, int64_t k, std::mt19937& rng)
-      : bytes(test::random_weight(type, m, k, rng)), w{.type = type, .k = k, .m = m, .data = bytes.data()} {}
-};
-
-std::vector<double> exact_plus(const Weight& w, const std::vector<float>& x, int64_t rows, const float* residual) {
-  std::vector<double> exact = exact_matmul(w, x.data(), rows);
-  if (residual) {
-    for (size_t i = 0; i < exact.size(); ++i) exact[i] += residual[i];
-  }
-  return exact;
-}
-
-bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }
 
 // --- the copies --------------------------------------------------------------------------------------------------
@@ -92,34 +75,22 @@ TEST(DensePadding, CopyHoldsTheRowsAtTheStrideAligned) {
 class DenseGolden : public ::testing::TestWithParam<Type> {};
 
 TEST_P(DenseGolden, BothFormsWithinBounds) {
-  const std::string name(type_info(GetParam())->name);
-  GGUFMM_REQUIRE_GOLDEN(path, name + ".gguf");
-  const auto file = gguf::File::open(path);
+  GGUFMM_OPEN_GOLDEN(file, std::string(type_info(GetParam())->name) + ".gguf");
   const Weight w = file.weight("weight");
   DenseCache cache(1 << 30);
-  for (const int64_t n : {8, 37}) {
-    const std::vector<float> x = file.read_f32(fmt::format("act.{}", n));
-    const std::vector<float> exact = file.read_f32(fmt::format("exact_out.{}", n));
+  for (const int n : {8, 37}) {
+    const test::GoldenProduct golden = test::read_golden_product(file, n);
     for (const DenseForm form : kForms) {
-      const std::vector<float> y = run_dense(cache, form, w, x, n);
-      const double error = nmse(y.data(), exact.data(), y.size());
+      const std::vector<float> y = run_dense(cache, form, w, golden.act, n);
+      const double error = nmse(y.data(), golden.exact.data(), y.size());
       RecordProperty(fmt::format("nmse_{}_n{}", form_name(form), n), fmt::format("{:.3e}", error));
       EXPECT_LE(error, tolerance(form)) << form_name(form) << " n=" << n;
     }
   }
 }
 
-std::vector<Type> weight_types() {
-  std::vector<Type> out;
-  for (const TypeInfo& t : all_types()) {
-    if (t.is_weight) out.push_back(t.type);
-  }
-  return out;
-}
-
-std::string type_name(const ::testing::TestParamInfo<Type>& info) { return std::string(type_info(info.param)->name); }
-
-INSTANTIATE_TEST_SUITE_P(DenseAllFormats, DenseGolden, ::testing::ValuesIn(weight_types()), type_name);
+INSTANTIATE_TEST_SUITE_P(DenseAllFormats, DenseGolden, ::testing::ValuesIn(test::weight_types()),
+                         test::type_test_name);
 
 class DenseRandom : public ::testing::TestWithParam<Type> {};
 
@@ -137,7 +108,7 @@ TEST_P(DenseRandom, ShapesWithAndWithoutResidual) {
     const std::vector<float> x = random_values(static_cast<size_t>(rows * k), rng);
     const std::vector<float> residual = random_values(static_cast<size_t>(rows * m), rng);
     const float* r = with_residual ? residual.data() : nullptr;
-    const std::vector<double> exact = exact_plus(weight.w, x, rows, r);
+    const std::vector<double> exact = exact_plus(weight.w, x.data(), rows, r);
     for (const DenseForm form : kForms) {
       const std::vector<float> y = run_dense(cache, form, weight.w, x, rows, r);
       EXPECT_LE(nmse(y.data(), exact.data(), y.size()), tolerance(form))
@@ -146,7 +117,8 @@ TEST_P(DenseRandom, ShapesWithAndWithoutResidual) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(DenseAllFormats, DenseRandom, ::testing::ValuesIn(weight_types()), type_name);
+INSTANTIATE_TEST_SUITE_P(DenseAllFormats, DenseRandom, ::testing::ValuesIn(test::weight_types()),
+                         test::type_test_name);
 
 TEST(DenseResidual, MayBeTheOutputItself) {
   std::mt19937 rng(11);
@@ -154,7 +126,7 @@ TEST(DenseResidual, MayBeTheOutputItself) {
   const RandomWeight weight(Type::Q4_K, m, k, rng);
   const std::vector<float> x = random_values(static_cast<size_t>(rows * k), rng);
   const std::vector<float> residual = random_values(static_cast<size_t>(rows * m), rng);
-  const std::vector<double> exact = exact_plus(weight.w, x, rows, residual.data());
+  const std::vector<double> exact = exact_plus(weight.w, x.data(), rows, residual.data());
   DenseCache cache(1 << 30);
   for (const DenseForm form : kForms) {
     std::vector<float> y = residual;
@@ -253,7 +225,7 @@ TEST(DenseCaching, KeepsNothingLargerThanItsBudget) {
   DenseCache cache(paths::dense_bytes(weight.w, DenseForm::F32) - 1);
   EXPECT_FALSE(cache.would_keep(paths::dense_bytes(weight.w, DenseForm::F32)));
   const std::vector<float> y = run_dense(cache, DenseForm::F32, weight.w, x, rows);
-  EXPECT_LE(nmse(y.data(), exact_plus(weight.w, x, rows, nullptr).data(), y.size()), 1e-6);
+  EXPECT_LE(nmse(y.data(), exact_plus(weight.w, x.data(), rows, nullptr).data(), y.size()), 1e-6);
   const DenseCacheStats s = cache.stats();
   EXPECT_EQ(s.misses, 1u);
   EXPECT_EQ(s.entries, 0u);
@@ -271,7 +243,7 @@ TEST(DenseCaching, ANewWeightAtAnOldAddressIsNotServedTheOldCopy) {
   const RandomWeight other(Type::Q5_K, m, k, rng);
   std::copy(other.bytes.begin(), other.bytes.end(), weight.bytes.begin());
   const std::vector<float> y = run_dense(cache, DenseForm::F32, weight.w, x, rows);
-  EXPECT_LE(nmse(y.data(), exact_plus(other.w, x, rows, nullptr).data(), y.size()), 1e-6);
+  EXPECT_LE(nmse(y.data(), exact_plus(other.w, x.data(), rows, nullptr).data(), y.size()), 1e-6);
   EXPECT_EQ(cache.stats().misses, 2u);
   EXPECT_EQ(cache.stats().entries, 1u);
 }
@@ -315,7 +287,7 @@ TEST_F(DenseApi, NothingIsCachedUntilTheDensePathIsChosen) {
     std::vector<float> y(static_cast<size_t>(rows * m));
     matmul(weight.w, x.data(), rows, y.data(), nullptr, {.threads = 2});
     // Whichever path auto took; its own tests hold it to its own bound.
-    EXPECT_LE(nmse(y.data(), exact_plus(weight.w, x, rows, nullptr).data(), y.size()), 1e-3) << rows << " rows";
+    EXPECT_LE(nmse(y.data(), exact_plus(weight.w, x.data(), rows, nullptr).data(), y.size()), 1e-3) << rows << " rows";
   };
   run_auto(64);  // prefill dequant off
   EXPECT_EQ(dense_cache_stats().misses, 0u);
@@ -338,7 +310,7 @@ TEST_F(DenseApi, AutoPassesOverAWeightLargerThanTheBudget) {
   const int64_t rows = 40, k = 256, m = 30;
   const RandomWeight weight(Type::Q8_0, m, k, rng);
   const std::vector<float> x = random_values(static_cast<size_t>(rows * k), rng);
-  const std::vector<double> exact = exact_plus(weight.w, x, rows, nullptr);
+  const std::vector<double> exact = exact_plus(weight.w, x.data(), rows, nullptr);
   std::vector<float> y(exact.size());
   set_prefill_dequant(32);
   set_dense_cache_budget(1024);
@@ -366,7 +338,7 @@ TEST_F(DenseApi, ConcurrentCallsThroughTheApi) {
       std::vector<float> y(static_cast<size_t>(rows * w.m));
       start.arrive_and_wait();
       matmul(w, x.data(), rows, y.data(), nullptr, {.path = Path::Dense, .threads = 1});
-      errors[t] = nmse(y.data(), exact_plus(w, x, rows, nullptr).data(), y.size());
+      errors[t] = nmse(y.data(), exact_plus(w, x.data(), rows, nullptr).data(), y.size());
     });
   }
   for (auto& thread : threads) thread.join();
@@ -380,7 +352,7 @@ TEST_F(DenseApi, CApi) {
   const int64_t rows = 37, k = 256, m = 21;
   const RandomWeight weight(Type::Q4_1, m, k, rng);
   const std::vector<float> x = random_values(static_cast<size_t>(rows * k), rng);
-  const std::vector<double> exact = exact_plus(weight.w, x, rows, nullptr);
+  const std::vector<double> exact = exact_plus(weight.w, x.data(), rows, nullptr);
   std::vector<float> y(exact.size());
   const ggufmm_weight w = {static_cast<uint32_t>(Type::Q4_1), k, m, 1, weight.bytes.data()};
 

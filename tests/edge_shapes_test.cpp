@@ -10,9 +10,10 @@
 #include <cstring>
 #include <random>
 
+#include "ggufmm/ggufmm.hpp"
 #include "ggufmm/gguf.hpp"
-#include "random_weights.hpp"
 #include "temp_dir.hpp"
+#include "test_support.hpp"
 
 namespace ggufmm {
 namespace {
@@ -54,17 +55,9 @@ void check_every_path(const Case& c, std::mt19937& rng) {
   }
 }
 
-std::vector<Type> weight_types() {
-  std::vector<Type> out;
-  for (const TypeInfo& t : all_types()) {
-    if (t.is_weight) out.push_back(t.type);
-  }
-  return out;
-}
-
 TEST(EdgeShapes, OneBlockRowsOneOutputOneRow) {
   std::mt19937 rng(1);
-  for (const Type type : weight_types()) {
+  for (const Type type : test::weight_types()) {
     const int64_t k = type_info(type)->block_size;  // one value for the float types
     for (const int64_t m : {1, 17}) {
       for (const int64_t rows : {1, 8}) check_every_path({type, m, k, rows}, rng);
@@ -150,18 +143,7 @@ TEST(EdgeShapes, TensorMoreThanFourGiBIntoTheFile) {
   }
 }
 
-// The message of the BadInput error `call` throws.
-template <class F>
-std::string input_error(F&& call) {
-  try {
-    call();
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), Error::Kind::BadInput) << e.what();
-    return e.what();
-  }
-  ADD_FAILURE() << "no error";
-  return "";
-}
+using test::input_error;
 
 TEST(EdgeShapes, RowsThatAreNotWholeBlocksNameTheTensor) {
   // In a file: the reader refuses the tensor.

@@ -7,19 +7,18 @@
 #include <algorithm>
 #include <random>
 
+#include "ggufmm/ggufmm.hpp"
 #include "ggufmm/gguf.hpp"
 #include "kernels/kernels.hpp"
 #include "paths/paths.hpp"
 #include "int8_floor.hpp"
-#include "random_weights.hpp"
-#include "testdata.hpp"
+#include "test_support.hpp"
 
 namespace ggufmm {
 namespace {
 
 using runtime::Isa;
-
-bool is_float(Type t) { return t == Type::F32 || t == Type::F16 || t == Type::BF16; }
+using test::is_float;
 
 // Runs the kernel of exactly this level (no fallback) over all of w, `rows` at a time.
 std::vector<float> run_kernel(Isa isa, const Weight& w, const float* x, int rows, const float* residual) {
@@ -38,8 +37,8 @@ struct Variant {
 std::vector<Variant> all_variants() {
   std::vector<Variant> out;
   for (const Isa isa : runtime::supported_isas()) {
-    for (const TypeInfo& t : all_types()) {
-      if (t.is_weight && kernels::kernels_for(isa).gemv[static_cast<size_t>(t.type)]) out.push_back({isa, t.type});
+    for (const Type type : test::weight_types()) {
+      if (kernels::kernels_for(isa).gemv[static_cast<size_t>(type)]) out.push_back({isa, type});
     }
   }
   return out;
@@ -60,15 +59,11 @@ class GemvKernel : public ::testing::TestWithParam<Variant> {};
 TEST_P(GemvKernel, GoldenWithinAccuracyBounds) {
   const auto [isa, type] = GetParam();
   const TypeInfo& t = *type_info(type);
-  const std::string name(t.name);
-  GGUFMM_REQUIRE_GOLDEN(path, name + ".gguf");
-  const auto file = gguf::File::open(path);
+  GGUFMM_OPEN_GOLDEN(file, std::string(t.name) + ".gguf");
   const Weight w = file.weight("weight");
-  double error = 0.0, scale = 0.0;
-  for (const int n : {1, 3, 8, 37}) {
-    const std::vector<float> x = file.read_f32(fmt::format("act.{}", n));
-    const std::vector<float> exact = file.read_f32(fmt::format("exact_out.{}", n));
-    const std::vector<float> ggml = file.read_f32(fmt::format("ggml_out.{}", n));
+  test::NmseSum all;
+  for (const int n : test::kGoldenRows) {
+    const auto [x, ggml, exact] = test::read_golden_product(file, n);
     std::vector<float> y(exact.size());
     for (int r0 = 0; r0 < n; r0 += kernels::kMaxGemvRows) {
       const int rows = std::min(n - r0, kernels::kMaxGemvRows);
@@ -78,10 +73,7 @@ TEST_P(GemvKernel, GoldenWithinAccuracyBounds) {
     const double ours = nmse(y.data(), exact.data(), y.size());
     const double theirs = nmse(ggml.data(), exact.data(), y.size());
     RecordProperty(fmt::format("nmse_n{}", n), fmt::format("{:.3e} (ggml {:.3e})", ours, theirs));
-    for (size_t i = 0; i < y.size(); ++i) {
-      error += (static_cast<double>(y[i]) - exact[i]) * (static_cast<double>(y[i]) - exact[i]);
-      scale += static_cast<double>(exact[i]) * exact[i];
-    }
+    all.add(y.data(), exact.data(), y.size());
     const auto where = fmt::format("n={} ggml {:.3e}", n, theirs);
     if (is_float(type)) {
       EXPECT_LE(ours, 1e-6) << where;
@@ -91,9 +83,9 @@ TEST_P(GemvKernel, GoldenWithinAccuracyBounds) {
     EXPECT_LE(nmse(y.data(), floor.data(), y.size()), 1e-10) << where;
     EXPECT_LE(ours, t.block_size == 32 ? 1.2 * theirs : 2e-4) << where;
   }
-  RecordProperty("nmse_all", fmt::format("{:.3e}", error / scale));
+  RecordProperty("nmse_all", fmt::format("{:.3e}", all.value()));
   if (!is_float(type) && t.block_size != 32) {
-    EXPECT_LE(error / scale, 1e-4);
+    EXPECT_LE(all.value(), 1e-4);
   }
 }
 
@@ -116,11 +108,8 @@ TEST_P(GemvKernel, RandomShapesAgreeWithExactAndWithScalar) {
       for (auto& v : x) v = normal(rng);
       for (auto& v : residual) v = normal(rng);
       const bool with_residual = rows % 2 == 1;
-      std::vector<double> exact = exact_matmul(w, x.data(), rows);
-      if (with_residual) {
-        for (size_t i = 0; i < exact.size(); ++i) exact[i] += residual[i];
-      }
       const float* r = with_residual ? residual.data() : nullptr;
+      const std::vector<double> exact = test::exact_plus(w, x.data(), rows, r);
       const std::vector<float> y = run_kernel(isa, w, x.data(), rows, r);
       const auto where = fmt::format("m={} k={} rows={}", m, k, rows);
       // A single short dot product is a noisy NMSE sample: the golden test holds the accuracy bound.
@@ -136,10 +125,8 @@ TEST_P(GemvKernel, RandomShapesAgreeWithExactAndWithScalar) {
 INSTANTIATE_TEST_SUITE_P(AllLevels, GemvKernel, ::testing::ValuesIn(all_variants()), variant_name);
 
 TEST(GemvKernel, EveryFormatHasAPortableKernel) {
-  for (const TypeInfo& t : all_types()) {
-    if (t.is_weight) {
-      EXPECT_NE(kernels::scalar_kernels().gemv[static_cast<size_t>(t.type)], nullptr) << t.name;
-    }
+  for (const Type type : test::weight_types()) {
+    EXPECT_NE(kernels::scalar_kernels().gemv[static_cast<size_t>(type)], nullptr) << type_info(type)->name;
   }
 }
 

@@ -11,21 +11,20 @@
 #include <random>
 #include <tuple>
 
+#include "ggufmm/ggufmm.hpp"
 #include "ggufmm/gguf.hpp"
 #include "temp_dir.hpp"
-#include "testdata.hpp"
+#include "test_support.hpp"
 
 namespace ggufmm::gguf {
 namespace {
 
 namespace fs = std::filesystem;
 
+using test::input_error;
+using test::read_bytes;
 using test::TempDir;
-
-std::vector<uint8_t> read_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
+using test::usage_error;
 
 std::vector<uint8_t> image_of(const Writer& writer) {
   const TempDir dir;
@@ -54,29 +53,6 @@ std::vector<uint8_t> pattern(size_t n, uint8_t seed) {
     return ::testing::AssertionSuccess() << message;
   }
   return ::testing::AssertionFailure() << "the image parsed";
-}
-
-// The message of the error `call` throws, which must be of `kind`.
-template <class F>
-std::string error_of(Error::Kind kind, F&& call) {
-  try {
-    call();
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), kind) << e.what();
-    return e.what();
-  }
-  ADD_FAILURE() << "no error";
-  return "";
-}
-
-template <class F>
-std::string usage_error(F&& call) {
-  return error_of(Error::Kind::BadUsage, call);
-}
-
-template <class F>
-std::string input_error(F&& call) {
-  return error_of(Error::Kind::BadInput, call);
 }
 
 template <class T, size_t N>
@@ -476,12 +452,6 @@ TEST(GgufFile, OpenErrors) {
 
 // --- Golden files from ggml ------------------------------------------------------------------------------------
 
-const std::string kDenseTypes[] = {"f32",    "f16",   "bf16",    "q4_0",  "q4_1",  "q5_0",  "q5_1",
-                                   "q8_0",   "q2_K",  "q3_K",    "q4_K",  "q5_K",  "q6_K",  "iq2_xxs",
-                                   "iq2_xs", "iq2_s", "iq3_xxs", "iq3_s", "iq1_s", "iq1_m", "iq4_nl",
-                                   "iq4_xs", "tq1_0", "tq2_0",   "mxfp4"};
-const std::string kMoeTypes[] = {"iq2_xs", "iq3_xxs", "q4_0", "q4_K", "q5_K", "q6_K", "q8_0"};
-
 // ggml writes no trailing dimensions of 1: act.1 is stored as [768], not [768, 1].
 std::vector<int64_t> without_trailing_ones(std::vector<int64_t> shape) {
   while (shape.size() > 1 && shape.back() == 1) shape.pop_back();
@@ -505,15 +475,14 @@ std::string metadata_string(const File& file, std::string_view key) {
 class GgufGoldenDense : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(GgufGoldenDense, TensorsHaveTheDocumentedShapes) {
-  GGUFMM_REQUIRE_GOLDEN(path, GetParam() + ".gguf");
-  const File file = File::open(path);
+  GGUFMM_OPEN_GOLDEN(file, GetParam() + ".gguf");
   EXPECT_EQ(file.version(), 3u);
   EXPECT_EQ(metadata_string(file, "golden.kind"), "dense");
   EXPECT_EQ(metadata_string(file, "golden.type"), GetParam());
   expect_tensor(file, "source", "f32", {768, 48});
   expect_tensor(file, "weight", GetParam(), {768, 48});
   expect_tensor(file, "dequant", "f32", {768, 48});
-  for (const int64_t n : {1, 3, 8, 37}) {
+  for (const int64_t n : test::kGoldenRows) {
     expect_tensor(file, fmt::format("act.{}", n), "f32", {768, n});
     expect_tensor(file, fmt::format("ggml_out.{}", n), "f32", {48, n});
     expect_tensor(file, fmt::format("exact_out.{}", n), "f32", {48, n});
@@ -526,15 +495,13 @@ TEST_P(GgufGoldenDense, TensorsHaveTheDocumentedShapes) {
   for (const auto& [key, value] : file.metadata()) EXPECT_FALSE(value.to_string().empty()) << key;
 }
 
-INSTANTIATE_TEST_SUITE_P(GgufGolden, GgufGoldenDense, ::testing::ValuesIn(kDenseTypes),
-                         [](const auto& test) { return test.param; });
+INSTANTIATE_TEST_SUITE_P(GgufGolden, GgufGoldenDense, ::testing::ValuesIn(test::kGoldenTypes), test::string_test_name);
 
 class GgufGoldenMoe : public ::testing::TestWithParam<std::tuple<std::string, std::string>> {};
 
 TEST_P(GgufGoldenMoe, TensorsHaveTheDocumentedShapes) {
   const auto& [type, routing] = GetParam();
-  GGUFMM_REQUIRE_GOLDEN(path, fmt::format("moe-{}-{}.gguf", type, routing));
-  const File file = File::open(path);
+  GGUFMM_OPEN_GOLDEN(file, fmt::format("moe-{}-{}.gguf", type, routing));
   EXPECT_EQ(metadata_string(file, "golden.kind"), "moe");
   EXPECT_EQ(metadata_string(file, "golden.type"), type);
   expect_tensor(file, "weight", type, {256, 48, 8});
@@ -552,7 +519,7 @@ TEST_P(GgufGoldenMoe, TensorsHaveTheDocumentedShapes) {
 }
 
 INSTANTIATE_TEST_SUITE_P(GgufGolden, GgufGoldenMoe,
-                         ::testing::Combine(::testing::ValuesIn(kMoeTypes),
+                         ::testing::Combine(::testing::ValuesIn(test::kMoeGoldenTypes),
                                             ::testing::Values(std::string("shared"), std::string("perslot"))),
                          [](const auto& test) {
                            return fmt::format("{}_{}", std::get<0>(test.param), std::get<1>(test.param));

@@ -1,20 +1,18 @@
 // Every golden file made by ggml: dequantization bit for bit, quantizer quality, and the reference product.
 #include <gtest/gtest.h>
 
-#include <cstring>
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include "ggufmm/gguf.hpp"
 #include "ggufmm/ggufmm.hpp"
-#include "testdata.hpp"
+#include "test_support.hpp"
 
 namespace ggufmm {
 namespace {
 
-const std::vector<std::string> kGoldenTypes = {"f32",    "f16",    "bf16",    "q4_0",   "q4_1",  "q5_0",  "q5_1",
-                                    "q8_0",   "q2_K",   "q3_K",    "q4_K",   "q5_K",  "q6_K",  "iq2_xxs",
-                                    "iq2_xs", "iq2_s",  "iq3_xxs", "iq3_s",  "iq1_s", "iq1_m", "iq4_nl",
-                                    "iq4_xs", "tq1_0",  "tq2_0",   "mxfp4"};
+using test::kGoldenTypes;
 
 // Every golden file the tests read is in the directory. A missing one fails (GGUFMM_REQUIRE_GOLDEN) or skips the
 // tests that read it; this one names all that are missing at once.
@@ -32,26 +30,30 @@ TEST(GoldenData, EveryFileIsThere) {
   GTEST_SKIP() << message;
 }
 
+// The dense golden files cover every weight format, so that no format's golden tests are missing.
+TEST(GoldenData, EveryWeightFormatHasAFile) {
+  std::vector<std::string> formats, golden = kGoldenTypes;
+  for (const Type type : test::weight_types()) formats.emplace_back(type_info(type)->name);
+  std::ranges::sort(formats);
+  std::ranges::sort(golden);
+  EXPECT_EQ(golden, formats);
+}
+
 class Golden : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(Golden, DequantizeMatchesGgmlBitForBit) {
-  GGUFMM_REQUIRE_GOLDEN(path, GetParam() + ".gguf");
-  const auto file = gguf::File::open(path);
+  GGUFMM_OPEN_GOLDEN(file, GetParam() + ".gguf");
   const Weight w = file.weight("weight");
   ASSERT_EQ(type_info(w.type)->name, GetParam());
   const std::vector<float> got = dequantize(w);
   const std::vector<float> want = file.read_f32("dequant");
   ASSERT_EQ(got.size(), want.size());
-  size_t mismatches = 0, first = got.size();
-  for (size_t i = 0; i < got.size(); ++i) {
-    if (std::memcmp(&got[i], &want[i], sizeof(float)) != 0 && mismatches++ == 0) first = i;
-  }
+  const auto [mismatches, first] = test::bit_mismatches(got, want);
   EXPECT_EQ(mismatches, 0u) << "first at " << first << ": got " << got[first] << " want " << want[first];
 }
 
 TEST_P(Golden, QuantizerNoWorseThanGgml) {
-  GGUFMM_REQUIRE_GOLDEN(path, GetParam() + ".gguf");
-  const auto file = gguf::File::open(path);
+  GGUFMM_OPEN_GOLDEN(file, GetParam() + ".gguf");
   const Weight golden = file.weight("weight");
   if (!type_info(golden.type)->can_quantize) GTEST_SKIP() << GetParam() << " needs an importance-matrix search";
   const std::vector<float> source = file.read_f32("source");
@@ -68,12 +70,10 @@ TEST_P(Golden, QuantizerNoWorseThanGgml) {
 }
 
 TEST_P(Golden, ReferenceProductMatchesExact) {
-  GGUFMM_REQUIRE_GOLDEN(path, GetParam() + ".gguf");
-  const auto file = gguf::File::open(path);
+  GGUFMM_OPEN_GOLDEN(file, GetParam() + ".gguf");
   const Weight w = file.weight("weight");
-  for (const int n : {1, 3, 8, 37}) {
-    const std::vector<float> x = file.read_f32(fmt::format("act.{}", n));
-    const std::vector<float> exact = file.read_f32(fmt::format("exact_out.{}", n));
+  for (const int n : test::kGoldenRows) {
+    const auto [x, ggml, exact] = test::read_golden_product(file, n);
     ASSERT_EQ(exact.size(), static_cast<size_t>(n * w.m));
     std::vector<float> y(exact.size());
     matmul(w, x.data(), n, y.data(), nullptr, {.path = Path::Ref});
@@ -81,8 +81,7 @@ TEST_P(Golden, ReferenceProductMatchesExact) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(AllFormats, Golden, ::testing::ValuesIn(kGoldenTypes),
-                         [](const auto& param_info) { return param_info.param; });
+INSTANTIATE_TEST_SUITE_P(AllFormats, Golden, ::testing::ValuesIn(kGoldenTypes), test::string_test_name);
 
 }  // namespace
 }  // namespace ggufmm

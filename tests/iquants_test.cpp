@@ -21,7 +21,7 @@
 #include "format/registry.hpp"
 #include "ggufmm/gguf.hpp"
 #include "ggufmm/ggufmm.hpp"
-#include "testdata.hpp"
+#include "test_support.hpp"
 
 namespace ggufmm {
 namespace {
@@ -35,41 +35,35 @@ std::vector<float> dequantize_bytes(Type type, const uint8_t* bytes, int64_t n) 
   return out;
 }
 
-std::vector<float> round_trip(Type type, const std::vector<float>& values, int64_t k) {
-  const int64_t rows = static_cast<int64_t>(values.size()) / k;
-  const std::vector<uint8_t> bytes = quantize(type, values.data(), rows, k);
-  return dequantize(Weight{.type = type, .k = k, .m = rows, .data = bytes.data()});
-}
+using test::round_trip;
 
 // ---- ggml's 3-D expert weights
 
 class IQuantsMoe : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(IQuantsMoe, ExpertWeightsMatchGgmlBitForBit) {
-  GGUFMM_REQUIRE_GOLDEN(path, GetParam() + ".gguf");
-  const auto file = gguf::File::open(path);
+  GGUFMM_OPEN_GOLDEN(file, GetParam() + ".gguf");
   const Weight w = file.weight("weight");
   ASSERT_EQ(file.tensor("weight").shape, (std::vector<int64_t>{256, 48, 8}));
   ASSERT_TRUE(GetParam().find(type_info(w.type)->name) != std::string::npos) << type_info(w.type)->name;
   const std::vector<float> got = dequantize(w);
   const std::vector<float> want = file.read_f32("dequant");
   ASSERT_EQ(got.size(), want.size());
-  size_t mismatches = 0, first = 0;
-  for (size_t i = 0; i < got.size(); ++i) {
-    if (std::memcmp(&got[i], &want[i], sizeof(float)) != 0 && mismatches++ == 0) first = i;
-  }
+  const auto [mismatches, first] = test::bit_mismatches(got, want);
   EXPECT_EQ(mismatches, 0u) << "first at expert " << first / (256 * 48) << ", row " << first / 256 % 48 << ", column "
                             << first % 256 << ": got " << got[first] << " want " << want[first];
 }
 
-INSTANTIATE_TEST_SUITE_P(IQuants, IQuantsMoe,
-                         ::testing::Values("moe-iq2_xs-shared", "moe-iq2_xs-perslot", "moe-iq3_xxs-shared",
-                                           "moe-iq3_xxs-perslot"),
-                         [](const auto& param_info) {
-                           std::string name = param_info.param;
-                           std::ranges::replace(name, '-', '_');
-                           return name;
-                         });
+// The IQ formats' mixture-of-experts golden files.
+std::vector<std::string> iq_moe_golden_files() {
+  std::vector<std::string> files;
+  for (const std::string& name : test::kMoeGoldenFiles) {
+    if (name.starts_with("moe-iq")) files.push_back(name);
+  }
+  return files;
+}
+
+INSTANTIATE_TEST_SUITE_P(IQuants, IQuantsMoe, ::testing::ValuesIn(iq_moe_golden_files()), test::string_test_name);
 
 // ---- IQ4 quantizers
 
@@ -163,8 +157,7 @@ TEST_P(IQuantsQuantize, NonFiniteInputsAreSafe) {
   EXPECT_EQ(round_trip(GetParam(), values, 256).size(), values.size());
 }
 
-INSTANTIATE_TEST_SUITE_P(IQuants, IQuantsQuantize, ::testing::Values(Type::IQ4_NL, Type::IQ4_XS),
-                         [](const auto& param_info) { return std::string(type_info(param_info.param)->name); });
+INSTANTIATE_TEST_SUITE_P(IQuants, IQuantsQuantize, ::testing::Values(Type::IQ4_NL, Type::IQ4_XS), test::type_test_name);
 
 TEST(IQuantsIQ4XS, UsesSixBitGroupScales) {
   // Groups holding one pattern at amplitudes 8 and 1 get group scales -32 and -4 (stored + 32), the largest

@@ -10,12 +10,12 @@
 #include <numeric>
 #include <random>
 
+#include "ggufmm/ggufmm.hpp"
 #include "ggufmm/gguf.hpp"
 #include "paths/activations.hpp"
 #include "paths/paths.hpp"
 #include "runtime/cpu.hpp"
-#include "random_weights.hpp"
-#include "testdata.hpp"
+#include "test_support.hpp"
 
 namespace ggufmm {
 namespace {
@@ -25,9 +25,7 @@ namespace {
 TEST(ExpertRows, SlicesOfGatheredRowsAreThoseRows) {
   constexpr int64_t k = 256, rows = 5;
   std::mt19937 rng(3);
-  std::normal_distribution<float> normal;
-  std::vector<float> x(static_cast<size_t>(rows * k));
-  for (float& v : x) v = normal(rng);
+  const std::vector<float> x = test::random_values(static_cast<size_t>(rows * k), rng);
   const std::vector<int64_t> order = {3, 0, 3, 4, 1};
   for (const Type type : {Type::Q4_K, Type::F32}) {
     const paths::ActivationBuffer all(x.data(), rows, k, type, runtime::active_isa());
@@ -60,27 +58,16 @@ TEST(ExpertRows, SlicesOfGatheredRowsAreThoseRows) {
 class MoePaths : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(MoePaths, EveryPathMatchesExact) {
-  GGUFMM_REQUIRE_GOLDEN(path, GetParam() + ".gguf");
-  const auto file = gguf::File::open(path);
-  const Weight w = file.weight("weight");
-  const gguf::TensorInfo& ids = file.tensor("ids");
-  const int64_t slots = ids.shape[0], tokens = ids.shape[1], act_slots = file.tensor("act").shape[1];
-  std::vector<int32_t> id_values(static_cast<size_t>(slots * tokens));
-  std::memcpy(id_values.data(), ids.data, id_values.size() * sizeof(int32_t));
-  const std::vector<float> x = file.read_f32("act");
-  const std::vector<float> exact = file.read_f32("exact_out");
+  GGUFMM_OPEN_GOLDEN(file, GetParam() + ".gguf");
+  const test::MoeGoldenCall c = test::read_moe_golden(file);
   for (const Path p : available_paths()) {
-    std::vector<float> y(exact.size());
-    mul_mat_id(w, x.data(), tokens, act_slots, id_values.data(), slots, y.data(), nullptr, {.path = p});
-    EXPECT_LE(nmse(y.data(), exact.data(), y.size()), p == Path::Ref ? 1e-10 : 1e-4) << path_name(p);
+    std::vector<float> y(c.exact.size());
+    mul_mat_id(c.w, c.act.data(), c.tokens, c.act_slots, c.ids.data(), c.slots, y.data(), nullptr, {.path = p});
+    EXPECT_LE(nmse(y.data(), c.exact.data(), y.size()), p == Path::Ref ? 1e-10 : 1e-4) << path_name(p);
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(AllFiles, MoePaths, ::testing::ValuesIn(test::kMoeGoldenFiles), [](const auto& param_info) {
-  std::string name = param_info.param;
-  std::ranges::replace(name, '-', '_');
-  return name;
-});
+INSTANTIATE_TEST_SUITE_P(AllFiles, MoePaths, ::testing::ValuesIn(test::kMoeGoldenFiles), test::string_test_name);
 
 // Runs: tokens in runs of 9, each run to two experts of its own, so that with a shared activation row per token an
 // expert's rows are consecutive rows of the call's, from past the first on, enough for the tile kernels.
@@ -97,16 +84,16 @@ constexpr Case kCases[] = {{8, 2, 5, Routing::Uniform},    {8, 4, 40, Routing::S
                            {5, 1, 23, Routing::Uniform},   {4, 4, 11, Routing::Uniform}, {16, 8, 64, Routing::Skewed},
                            {8, 2, 27, Routing::Runs}};
 
-class MoeRandom : public ::testing::TestWithParam<std::string> {};
+class MoeRandom : public ::testing::TestWithParam<Type> {};
 
 TEST_P(MoeRandom, RoutingOfEveryKindMatchesExact) {
-  const Type type = type_info(GetParam())->type;
+  const Type type = GetParam();
   const int64_t k = 2 * std::max<int64_t>(type_info(type)->block_size, 32), m = 40;
   std::mt19937 rng(static_cast<unsigned>(type) + 7);
   std::normal_distribution<float> normal;
   for (const Case& c : kCases) {
-    const std::vector<uint8_t> bytes = test::random_weight(type, c.experts * m, k, rng);
-    const Weight w{.type = type, .k = k, .m = m, .experts = c.experts, .data = bytes.data()};
+    const test::RandomWeight weight(type, m, k, rng, c.experts);
+    const Weight& w = weight.w;
     std::vector<int32_t> ids(static_cast<size_t>(c.tokens * c.slots));
     for (int64_t t = 0; t < c.tokens; ++t) {
       // Distinct experts per token, as a router picks them.
@@ -128,9 +115,7 @@ TEST_P(MoeRandom, RoutingOfEveryKindMatchesExact) {
       // The exact product, one (token, slot) at a time.
       std::vector<double> exact(residual.size());
       for (int64_t ts = 0; ts < c.tokens * c.slots; ++ts) {
-        Weight expert = w;
-        expert.experts = 1;
-        expert.data = bytes.data() + static_cast<size_t>(ids[static_cast<size_t>(ts)]) * w.expert_bytes();
+        const Weight expert = test::expert_weight(w, ids[static_cast<size_t>(ts)]);
         const float* row = act.data() + ((ts / c.slots) * act_slots + (act_slots == 1 ? 0 : ts % c.slots)) * k;
         const std::vector<double> e = exact_matmul(expert, row, 1);
         for (int64_t o = 0; o < m; ++o) exact[static_cast<size_t>(ts * m + o)] = e[static_cast<size_t>(o)] + residual[static_cast<size_t>(ts * m + o)];
@@ -139,7 +124,7 @@ TEST_P(MoeRandom, RoutingOfEveryKindMatchesExact) {
       // both kernels see groups of every size; at every kernel level the machine runs (the crossover is the
       // active level's, whichever level runs the call).
       for (const bool early_tiles : {false, true}) {
-        set_profile(early_tiles ? std::optional(PathProfile{std::string(runtime::isa_name(runtime::active_isa())), 2,
+        set_profile(early_tiles ? std::optional(PathProfile{test::active_isa_name(), 2,
                                                             {{type, false, 8, 0}, {type, true, 8, 0}}})
                                 : std::nullopt);
         for (const runtime::Isa isa : runtime::supported_isas()) {
@@ -156,16 +141,7 @@ TEST_P(MoeRandom, RoutingOfEveryKindMatchesExact) {
   }
 }
 
-std::vector<std::string> weight_types() {
-  std::vector<std::string> out;
-  for (const TypeInfo& t : all_types()) {
-    if (t.is_weight) out.emplace_back(t.name);
-  }
-  return out;
-}
-
-INSTANTIATE_TEST_SUITE_P(AllFormats, MoeRandom, ::testing::ValuesIn(weight_types()),
-                         [](const auto& param_info) { return param_info.param; });
+INSTANTIATE_TEST_SUITE_P(AllFormats, MoeRandom, ::testing::ValuesIn(test::weight_types()), test::type_test_name);
 
 }  // namespace
 }  // namespace ggufmm

@@ -10,7 +10,7 @@
 #include <optional>
 #include <random>
 
-#include "random_weights.hpp"
+#include "test_support.hpp"
 
 namespace ggufmm {
 namespace {
@@ -33,7 +33,7 @@ std::optional<size_t> f16_scale_offset(Type t) {
   }
 }
 
-bool is_float(Type t) { return t == Type::F32 || t == Type::F16 || t == Type::BF16; }
+using test::is_float;
 
 // Writes the bits of a scale into block 0 of a quantized row (f16 bits h, or for MXFP4 the exponent byte e).
 void set_scale(Type t, uint8_t* block, uint16_t h, uint8_t e) {
@@ -190,8 +190,7 @@ TEST(NumericEdges, ExpertsClassifyOutputsAsTheReference) {
     std::vector<float> y(static_cast<size_t>(tokens * slots * m));
     mul_mat_id(w, x.data(), tokens, 1, ids.data(), slots, y.data(), nullptr, {.path = path});
     for (int64_t ts = 0; ts < tokens * slots; ++ts) {
-      const Weight expert{.type = w.type, .k = k, .m = m,
-                          .data = bytes.data() + static_cast<size_t>(ids[static_cast<size_t>(ts)]) * m * row_bytes};
+      const Weight expert = test::expert_weight(w, ids[static_cast<size_t>(ts)]);
       const std::vector<double> exact = exact_matmul(expert, x.data() + (ts / slots) * k, 1);
       for (int64_t o = 0; o < m; ++o) {
         EXPECT_EQ(kind_of(y[static_cast<size_t>(ts * m + o)]), kind_of(static_cast<float>(exact[static_cast<size_t>(o)])))
@@ -201,16 +200,7 @@ TEST(NumericEdges, ExpertsClassifyOutputsAsTheReference) {
   }
 }
 
-std::vector<Type> weight_types() {
-  std::vector<Type> out;
-  for (const TypeInfo& t : all_types()) {
-    if (t.is_weight) out.push_back(t.type);
-  }
-  return out;
-}
-
-INSTANTIATE_TEST_SUITE_P(AllFormats, NumericEdges, ::testing::ValuesIn(weight_types()),
-                         [](const auto& param_info) { return std::string(type_info(param_info.param)->name); });
+INSTANTIATE_TEST_SUITE_P(AllFormats, NumericEdges, ::testing::ValuesIn(test::weight_types()), test::type_test_name);
 
 }  // namespace
 }  // namespace ggufmm

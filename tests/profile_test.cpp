@@ -10,6 +10,7 @@
 #include "kernels/kernels.hpp"
 #include "runtime/cpu.hpp"
 #include "temp_dir.hpp"
+#include "test_support.hpp"
 #include "tool_runner.hpp"
 
 namespace ggufmm {
@@ -29,7 +30,7 @@ class Profile : public ::testing::Test {
 const Weight kSmall{.type = Type::Q4_K, .k = 4096, .m = 1024, .data = reinterpret_cast<const void*>(1)};
 const Weight kLarge{.type = Type::Q4_K, .k = 14336, .m = 4096, .data = reinterpret_cast<const void*>(1)};
 
-std::string active_isa() { return std::string(runtime::isa_name(runtime::active_isa())); }
+using test::active_isa_name;
 
 TEST_F(Profile, SteersAutoPerFormatAndShapeClass) {
   // The built-in crossovers (small weights): from 8 rows with SIMD panel decoders at this level, else q4_0 from 48,
@@ -39,7 +40,7 @@ TEST_F(Profile, SteersAutoPerFormatAndShapeClass) {
   set_profile(std::nullopt);
   EXPECT_EQ(auto_path(q4_0, simd_panels ? 7 : 47), Path::Gemv);
   EXPECT_EQ(auto_path(q4_0, simd_panels ? 8 : 48), Path::Tiled);
-  set_profile(PathProfile{active_isa(), 2, {{Type::Q4_K, false, 48, 0}, {Type::Q4_K, true, 96, 0}}});
+  set_profile(PathProfile{active_isa_name(), 2, {{Type::Q4_K, false, 48, 0}, {Type::Q4_K, true, 96, 0}}});
   EXPECT_EQ(auto_path(kSmall, 47), Path::Gemv);
   EXPECT_EQ(auto_path(kSmall, 48), Path::Tiled);
   EXPECT_EQ(auto_path(kLarge, 95), Path::Gemv);
@@ -113,7 +114,7 @@ TEST_F(Profile, CalibrateWritesAProfile) {
   const test::ToolRun r = test::run_tool(fmt::format("calibrate --type q4_0,iq2_xs --quick --threads 1 -o {}", path));
   ASSERT_EQ(r.status, 0) << r.output;
   const PathProfile p = read_profile(path);
-  EXPECT_EQ(p.isa, active_isa());
+  EXPECT_EQ(p.isa, active_isa_name());
   EXPECT_EQ(p.threads, 1);
   ASSERT_EQ(p.crossovers.size(), 4u);  // two formats, two shape classes
   for (const PathCrossover& c : p.crossovers) EXPECT_GE(c.tiled_from, 8);

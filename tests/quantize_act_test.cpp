@@ -2,12 +2,12 @@
 // ordinary, tied (x * mul exactly halfway), zero, tiny, huge, NaN and infinite groups.
 #include <gtest/gtest.h>
 
-#include <cstring>
 #include <limits>
 #include <random>
 #include <vector>
 
 #include "kernels/kernels.hpp"
+#include "test_support.hpp"
 
 namespace ggufmm {
 namespace {
@@ -27,10 +27,7 @@ Quantized run(kernels::QuantizeActFn fn, const std::vector<float>& x, int rows, 
   return out;
 }
 
-template <class T>
-bool same_bits(const std::vector<T>& a, const std::vector<T>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0;
-}
+using test::same_bits;
 
 TEST(QuantizeAct, EveryLevelMatchesThePortableOneBitForBit) {
   constexpr int rows = 3;

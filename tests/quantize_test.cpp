@@ -16,6 +16,7 @@
 #include "format/fp16.hpp"
 #include "format/registry.hpp"
 #include "ggufmm/ggufmm.hpp"
+#include "test_support.hpp"
 
 namespace ggufmm {
 namespace {
@@ -61,9 +62,7 @@ constexpr int64_t kRowLength = 1024;  // a multiple of every block size
 constexpr int64_t kRows = 10;
 
 std::vector<float> round_trip(Type type, const std::vector<float>& values) {
-  const int64_t rows = static_cast<int64_t>(values.size()) / kRowLength;
-  const std::vector<uint8_t> bytes = quantize(type, values.data(), rows, kRowLength);
-  return dequantize(Weight{.type = type, .k = kRowLength, .m = rows, .data = bytes.data()});
+  return test::round_trip(type, values, kRowLength);
 }
 
 class QuantizeFormat : public ::testing::TestWithParam<Case> {};

@@ -7,7 +7,7 @@
 
 #include "ggufmm/gguf.hpp"
 #include "ggufmm/ggufmm.hpp"
-#include "testdata.hpp"
+#include "test_support.hpp"
 
 namespace ggufmm {
 namespace {
@@ -15,60 +15,31 @@ namespace {
 class MoeGolden : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(MoeGolden, ReferenceMulMatIdMatchesExact) {
-  GGUFMM_REQUIRE_GOLDEN(path, GetParam() + ".gguf");
-  const auto file = gguf::File::open(path);
-  const Weight w = file.weight("weight");
-  const gguf::TensorInfo& ids = file.tensor("ids");
-  const gguf::TensorInfo& act = file.tensor("act");
-  const int64_t slots = ids.shape[0], tokens = ids.shape[1], act_slots = act.shape[1];
-  ASSERT_EQ(w.experts, 8);
-  ASSERT_EQ(act_slots, GetParam().ends_with("shared") ? 1 : slots);
-  std::vector<int32_t> id_values(static_cast<size_t>(slots * tokens));
-  std::memcpy(id_values.data(), ids.data, id_values.size() * sizeof(int32_t));
-  const std::vector<float> x = file.read_f32("act");
-  const std::vector<float> exact = file.read_f32("exact_out");
-  std::vector<float> y(exact.size());
-  mul_mat_id(w, x.data(), tokens, act_slots, id_values.data(), slots, y.data(), nullptr, {.path = Path::Ref});
-  EXPECT_LE(nmse(y.data(), exact.data(), y.size()), 1e-10);
+  GGUFMM_OPEN_GOLDEN(file, GetParam() + ".gguf");
+  const test::MoeGoldenCall c = test::read_moe_golden(file);
+  ASSERT_EQ(c.w.experts, 8);
+  ASSERT_EQ(c.act_slots, GetParam().ends_with("shared") ? 1 : c.slots);
+  std::vector<float> y(c.exact.size());
+  mul_mat_id(c.w, c.act.data(), c.tokens, c.act_slots, c.ids.data(), c.slots, y.data(), nullptr, {.path = Path::Ref});
+  EXPECT_LE(nmse(y.data(), c.exact.data(), y.size()), 1e-10);
 
   // The dequantized experts match ggml's too.
-  const std::vector<float> dequant = dequantize(w);
-  EXPECT_EQ(std::memcmp(dequant.data(), file.read_f32("dequant").data(), dequant.size() * sizeof(float)), 0);
+  EXPECT_TRUE(test::same_bits(dequantize(c.w), file.read_f32("dequant")));
 }
 
-INSTANTIATE_TEST_SUITE_P(AllFiles, MoeGolden, ::testing::ValuesIn(test::kMoeGoldenFiles), [](const auto& param_info) {
-  std::string name = param_info.param;  // test names allow only letters, digits and '_'
-  std::ranges::replace(name, '-', '_');
-  return name;
-});
+INSTANTIATE_TEST_SUITE_P(AllFiles, MoeGolden, ::testing::ValuesIn(test::kMoeGoldenFiles), test::string_test_name);
 
-std::vector<float> random_values(size_t n, std::mt19937& rng) {
-  std::normal_distribution<float> normal;
-  std::vector<float> v(n);
-  for (auto& x : v) x = normal(rng);
-  return v;
-}
-
-struct Quantized {
-  std::vector<uint8_t> bytes;
-  Weight w;
-};
-Quantized random_weight(Type type, int64_t m, int64_t k, int64_t experts, std::mt19937& rng) {
-  const std::vector<float> values = random_values(static_cast<size_t>(m * k * experts), rng);
-  Quantized q{quantize(type, values.data(), m * experts, k), {.type = type, .k = k, .m = m, .experts = experts}};
-  q.w.data = q.bytes.data();
-  return q;
-}
+using test::random_values;
+using test::RandomWeight;
 
 TEST(Reference, RandomShapesWithResidualMatchExact) {
   std::mt19937 rng(7);
   for (const Type type : {Type::F32, Type::Q8_0, Type::Q4_1, Type::Q4_K, Type::IQ4_XS}) {
     for (const auto& [m, k, rows] : {std::tuple{1, 256, 1}, {37, 512, 3}, {130, 768, 9}}) {
-      const Quantized q = random_weight(type, m, k, 1, rng);
+      const RandomWeight q(type, m, k, rng);
       const std::vector<float> x = random_values(static_cast<size_t>(rows * k), rng);
       const std::vector<float> residual = random_values(static_cast<size_t>(rows * m), rng);
-      std::vector<double> exact = exact_matmul(q.w, x.data(), rows);
-      for (size_t i = 0; i < exact.size(); ++i) exact[i] += residual[i];
+      const std::vector<double> exact = test::exact_plus(q.w, x.data(), rows, residual.data());
       std::vector<float> y(exact.size());
       matmul(q.w, x.data(), rows, y.data(), residual.data(), {.path = Path::Ref, .threads = 2});
       EXPECT_LE(nmse(y.data(), exact.data(), y.size()), 1e-10) << type_info(type)->name << " m=" << m;
@@ -79,7 +50,7 @@ TEST(Reference, RandomShapesWithResidualMatchExact) {
 TEST(Reference, MulMatIdEqualsOneMatmulPerSlot) {
   std::mt19937 rng(11);
   const int64_t experts = 5, m = 24, k = 256, tokens = 7, slots = 3;
-  const Quantized q = random_weight(Type::Q4_K, m, k, experts, rng);
+  const RandomWeight q(Type::Q4_K, m, k, rng, experts);
   std::vector<int32_t> ids(static_cast<size_t>(tokens * slots));
   for (size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<int32_t>((i * 7 + i / 3) % 4);  // expert 4 unused
   for (const int64_t act_slots : {int64_t{1}, slots}) {
@@ -89,9 +60,7 @@ TEST(Reference, MulMatIdEqualsOneMatmulPerSlot) {
     mul_mat_id(q.w, act.data(), tokens, act_slots, ids.data(), slots, y.data(), residual.data(), {.path = Path::Ref});
     for (int64_t t = 0; t < tokens; ++t) {
       for (int64_t s = 0; s < slots; ++s) {
-        Weight expert = q.w;
-        expert.experts = 1;
-        expert.data = q.bytes.data() + static_cast<size_t>(ids[static_cast<size_t>(t * slots + s)]) * q.w.expert_bytes();
+        const Weight expert = test::expert_weight(q.w, ids[static_cast<size_t>(t * slots + s)]);
         const float* row = act.data() + (t * act_slots + (act_slots == 1 ? 0 : s)) * k;
         std::vector<float> want(static_cast<size_t>(m));
         const size_t at = static_cast<size_t>((t * slots + s) * m);
@@ -102,20 +71,16 @@ TEST(Reference, MulMatIdEqualsOneMatmulPerSlot) {
   }
 }
 
+// The call throws an error of `kind` whose message holds `fragment`.
 template <typename F>
 void expect_error(Error::Kind kind, const std::string& fragment, F&& call) {
-  try {
-    call();
-    ADD_FAILURE() << "no error; expected one containing \"" << fragment << "\"";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), kind) << e.what();
-    EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
-  }
+  const std::string message = test::error_of(kind, call);
+  EXPECT_NE(message.find(fragment), std::string::npos) << "expected an error holding \"" << fragment << "\": " << message;
 }
 
 TEST(Reference, BadArgumentsAreClearErrors) {
   std::mt19937 rng(3);
-  const Quantized q = random_weight(Type::Q8_0, 4, 64, 2, rng);
+  const RandomWeight q(Type::Q8_0, 4, 64, rng, 2);
   std::vector<float> x(64 * 4), y(64);
   std::vector<int32_t> ids = {0, 2};
   expect_error(Error::Kind::BadInput, "expert id 2 (token 0, slot 1)",

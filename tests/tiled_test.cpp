@@ -14,15 +14,15 @@
 #include "format/blocks.hpp"
 #include "format/fp16.hpp"
 #include "format/registry.hpp"
+#include "ggufmm/ggufmm.hpp"
 #include "ggufmm/gguf.hpp"
 #include "kernels/tile.hpp"
 #include "paths/activations.hpp"
 #include "paths/panel.hpp"
 #include "paths/paths.hpp"
 #include "int8_floor.hpp"
-#include "random_weights.hpp"
 #include "runtime/aligned.hpp"
-#include "testdata.hpp"
+#include "test_support.hpp"
 
 namespace ggufmm {
 namespace {
@@ -31,8 +31,8 @@ using runtime::Isa;
 
 std::vector<std::string> quantized_types() {
   std::vector<std::string> out;
-  for (const TypeInfo& t : all_types()) {
-    if (t.is_weight && format::find(t.type)->decode) out.emplace_back(t.name);
+  for (const Type type : test::weight_types()) {
+    if (format::find(type)->decode) out.emplace_back(type_info(type)->name);
   }
   return out;
 }
@@ -150,8 +150,7 @@ TEST(TiledPanels, RandomCodebookBlocksReproduceDequant) {
 // panels' shape (grouping, offsets) that the portable decoders do, or groups scales more coarsely where it folds
 // them into the codes (Q3_K at AVX-512).
 TEST_P(TiledGolden, PanelsReproduceGgmlDequantExactly) {
-  GGUFMM_REQUIRE_GOLDEN(path, GetParam() + ".gguf");
-  const auto file = gguf::File::open(path);
+  GGUFMM_OPEN_GOLDEN(file, GetParam() + ".gguf");
   const Weight w = file.weight("weight");
   const std::vector<float> want = file.read_f32("dequant");
   const format::Format& f = *format::find(w.type);
@@ -171,8 +170,7 @@ TEST_P(TiledGolden, PanelsReproduceGgmlDequantExactly) {
 // The same where a row ends inside a run of 256 values (the 32-value formats: 736 of the golden 768 values) and
 // the last panel holds fewer than 16 rows (21 of the golden rows): the leading blocks of each row, copied.
 TEST_P(TiledGolden, PartialRunsAndPanelsReproduceGgmlDequant) {
-  GGUFMM_REQUIRE_GOLDEN(path, GetParam() + ".gguf");
-  const auto file = gguf::File::open(path);
+  GGUFMM_OPEN_GOLDEN(file, GetParam() + ".gguf");
   const Weight full = file.weight("weight");
   const TypeInfo& info = *type_info(full.type);
   Weight w = full;
@@ -194,16 +192,13 @@ TEST_P(TiledGolden, PartialRunsAndPanelsReproduceGgmlDequant) {
 // times ggml's NMSE for the 32-value block formats, 2e-4 per activation count and 1e-4 over both for the others.
 // 8 rows both as panels and as a row tile.
 TEST_P(TiledGolden, EveryLevelWithinAccuracyBounds) {
-  GGUFMM_REQUIRE_GOLDEN(path, GetParam() + ".gguf");
-  const auto file = gguf::File::open(path);
+  GGUFMM_OPEN_GOLDEN(file, GetParam() + ".gguf");
   const Weight w = file.weight("weight");
   const bool block32 = type_info(w.type)->block_size == 32;
   for (const Isa isa : runtime::supported_isas()) {
-    double error = 0.0, scale = 0.0;
+    test::NmseSum all;
     for (const int n : {8, 37}) {
-      const std::vector<float> x = file.read_f32(fmt::format("act.{}", n));
-      const std::vector<float> exact = file.read_f32(fmt::format("exact_out.{}", n));
-      const std::vector<float> ggml = file.read_f32(fmt::format("ggml_out.{}", n));
+      const auto [x, ggml, exact] = test::read_golden_product(file, n);
       for (const bool row_tiles : row_tile_forms(n)) {
         const std::vector<float> y = run_tiled(isa, w, x.data(), n, nullptr, row_tiles);
         const auto where = fmt::format("{} n={}{}", runtime::isa_name(isa), n, row_tiles ? " row tile" : "");
@@ -211,25 +206,19 @@ TEST_P(TiledGolden, EveryLevelWithinAccuracyBounds) {
         EXPECT_LE(nmse(y.data(), floor.data(), y.size()), 1e-10) << where;
         const double ours = nmse(y.data(), exact.data(), y.size());
         EXPECT_LE(ours, block32 ? 1.2 * nmse(ggml.data(), exact.data(), y.size()) : 2e-4) << where;
-        for (size_t i = 0; i < y.size(); ++i) {
-          error += (static_cast<double>(y[i]) - exact[i]) * (static_cast<double>(y[i]) - exact[i]);
-          scale += static_cast<double>(exact[i]) * exact[i];
-        }
+        all.add(y.data(), exact.data(), y.size());
         // The exact output as residual doubles the result.
         const std::vector<float> y2 = run_tiled(isa, w, x.data(), n, exact.data(), row_tiles);
-        std::vector<float> doubled(exact.size());
-        for (size_t i = 0; i < exact.size(); ++i) doubled[i] = 2.0f * exact[i];
-        EXPECT_LE(nmse(y2.data(), doubled.data(), y2.size()), ours * 1.01) << where;
+        EXPECT_LE(nmse(y2.data(), test::doubled(exact).data(), y2.size()), ours * 1.01) << where;
       }
     }
     if (!block32) {
-      EXPECT_LE(error / scale, 1e-4) << runtime::isa_name(isa);
+      EXPECT_LE(all.value(), 1e-4) << runtime::isa_name(isa);
     }
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(AllFormats, TiledGolden, ::testing::ValuesIn(quantized_types()),
-                         [](const auto& param_info) { return param_info.param; });
+INSTANTIATE_TEST_SUITE_P(AllFormats, TiledGolden, ::testing::ValuesIn(quantized_types()), test::string_test_name);
 
 // Every level's tile kernels report the rows they gave a doubtful output (NaN, infinite, or beyond half the f32
 // range), here through the residual, and only for the weight rows they store.
@@ -385,11 +374,9 @@ TEST(TiledKernels, EveryFormTakesUpToTheMostRowsInOneCall) {
 // product at least 4 times larger than the exact offsets give: the exactness is measured, not assumed.
 TEST(TiledExactness, IntegerZeroPointWouldBeFourTimesWorse) {
   for (const std::string name : {"q4_1", "q5_1", "q4_K", "q5_K"}) {
-    GGUFMM_REQUIRE_GOLDEN(path, name + ".gguf");
-    const auto file = gguf::File::open(path);
+    GGUFMM_OPEN_GOLDEN(file, name + ".gguf");
     const Weight w = file.weight("weight");
-    const std::vector<float> x = file.read_f32("act.37");
-    const std::vector<float> exact = file.read_f32("exact_out.37");
+    const auto [x, ggml, exact] = test::read_golden_product(file, 37);
     const std::vector<float> ours = run_tiled(runtime::active_isa(), w, x.data(), 37, nullptr);
 
     // The same weights with each offset rounded to a whole number of scale steps.
@@ -432,8 +419,7 @@ TEST_P(TiledRandom, ShapesAgreeWithExactAndLevelsWithEachOther) {
     std::vector<float> x(static_cast<size_t>(rows * k)), residual(static_cast<size_t>(rows * m));
     for (auto& v : x) v = normal(rng);
     for (auto& v : residual) v = normal(rng);
-    std::vector<double> exact = exact_matmul(w, x.data(), rows);
-    for (size_t i = 0; i < exact.size(); ++i) exact[i] += residual[i];
+    const std::vector<double> exact = test::exact_plus(w, x.data(), rows, residual.data());
     const auto where = fmt::format("m={} k={} rows={}", m, k, rows);
     const std::vector<float> portable = run_tiled(Isa::Scalar, w, x.data(), rows, residual.data());
     EXPECT_LE(nmse(portable.data(), exact.data(), exact.size()), 1e-3) << where;
@@ -447,8 +433,7 @@ TEST_P(TiledRandom, ShapesAgreeWithExactAndLevelsWithEachOther) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(AllFormats, TiledRandom, ::testing::ValuesIn(quantized_types()),
-                         [](const auto& param_info) { return param_info.param; });
+INSTANTIATE_TEST_SUITE_P(AllFormats, TiledRandom, ::testing::ValuesIn(quantized_types()), test::string_test_name);
 
 }  // namespace
 }  // namespace ggufmm

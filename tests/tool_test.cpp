@@ -9,7 +9,7 @@
 #include "ggufmm/gguf.hpp"
 #include "ggufmm/ggufmm.hpp"
 #include "temp_dir.hpp"
-#include "testdata.hpp"
+#include "test_support.hpp"
 #include "tool_runner.hpp"
 
 namespace ggufmm {
@@ -56,7 +56,7 @@ TEST_F(Tool, MissingOrBrokenFileExitsWith1NamingIt) {
 }
 
 TEST_F(Tool, InfoListsTensors) {
-  GGUFMM_REQUIRE_GOLDEN(path, "q4_K.gguf");
+  GGUFMM_GOLDEN_PATH(path, "q4_K.gguf");
   const ToolRun r = run_tool("info " + path);
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_NE(r.output.find("golden.kind"), std::string::npos);
@@ -66,7 +66,7 @@ TEST_F(Tool, InfoListsTensors) {
 }
 
 TEST_F(Tool, DequantWritesGgmlValues) {
-  GGUFMM_REQUIRE_GOLDEN(path, "q5_K.gguf");
+  GGUFMM_GOLDEN_PATH(path, "q5_K.gguf");
   ASSERT_EQ(run_tool(fmt::format("dequant {} weight -o {}", path, out("w.f32"))).status, 0);
   const auto file = gguf::File::open(path);
   const std::vector<float> want = file.read_f32("dequant");
@@ -81,7 +81,7 @@ TEST_F(Tool, DequantWritesGgmlValues) {
 }
 
 TEST_F(Tool, MatmulMatchesExactAndAddsResidual) {
-  GGUFMM_REQUIRE_GOLDEN(path, "q6_K.gguf");
+  GGUFMM_GOLDEN_PATH(path, "q6_K.gguf");
   const auto file = gguf::File::open(path);
   const std::vector<float> exact = file.read_f32("exact_out.3");
   ASSERT_EQ(run_tool(fmt::format("matmul {} --weight weight --act act.3 --path ref --threads 1 -o {}", path, out("y.f32"))).status,
@@ -96,13 +96,11 @@ TEST_F(Tool, MatmulMatchesExactAndAddsResidual) {
                 .status,
             0);
   const std::vector<float> y2 = read_raw_f32(out("y2.f32"));
-  std::vector<float> doubled(exact.size());
-  for (size_t i = 0; i < exact.size(); ++i) doubled[i] = 2.0f * exact[i];
-  EXPECT_LE(nmse(y2.data(), doubled.data(), y2.size()), 1e-10);
+  EXPECT_LE(nmse(y2.data(), test::doubled(exact).data(), y2.size()), 1e-10);
 }
 
 TEST_F(Tool, FailedMatmulLeavesNoOutput) {
-  GGUFMM_REQUIRE_GOLDEN(path, "q4_0.gguf");
+  GGUFMM_GOLDEN_PATH(path, "q4_0.gguf");
   std::ofstream(out("keep.f32")) << "old";
   // ggml_out.3 is [48, 3]: wrong shape for activations of a [768, 48] weight.
   const ToolRun r = run_tool(fmt::format("matmul {} --weight weight --act ggml_out.3 -o {}", path, out("keep.f32")));
@@ -115,7 +113,7 @@ TEST_F(Tool, FailedMatmulLeavesNoOutput) {
 }
 
 TEST_F(Tool, MoeMatchesExact) {
-  GGUFMM_REQUIRE_GOLDEN(path, "moe-q4_K-perslot.gguf");
+  GGUFMM_GOLDEN_PATH(path, "moe-q4_K-perslot.gguf");
   ASSERT_EQ(run_tool(fmt::format("moe {} --weight weight --act act --ids ids --path ref -o {}", path, out("y.f32"))).status, 0);
   const std::vector<float> exact = gguf::File::open(path).read_f32("exact_out");
   const std::vector<float> y = read_raw_f32(out("y.f32"));
@@ -127,7 +125,7 @@ TEST_F(Tool, MoeMatchesExact) {
 }
 
 TEST_F(Tool, QuantizeConvertsFloatTensorsAndCopiesTheRest) {
-  GGUFMM_REQUIRE_GOLDEN(path, "f32.gguf");
+  GGUFMM_GOLDEN_PATH(path, "f32.gguf");
   const ToolRun r = run_tool(fmt::format("quantize {} {} --type q8_0 --tensor source", path, out("q.gguf")));
   ASSERT_EQ(r.status, 0) << r.output;
   const auto in = gguf::File::open(path);
