@@ -52,10 +52,13 @@ TEST_P(Golden, DequantizeMatchesGgmlBitForBit) {
   EXPECT_EQ(mismatches, 0u) << "first at " << first << ": got " << got[first] << " want " << want[first];
 }
 
-TEST_P(Golden, QuantizerNoWorseThanGgml) {
+// The quantizers, on the formats ggufmm quantizes to (GoldenQuantizer below): ours is no worse than ggml's.
+class GoldenQuantizer : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(GoldenQuantizer, NoWorseThanGgml) {
   GGUFMM_OPEN_GOLDEN(file, GetParam() + ".gguf");
   const Weight golden = file.weight("weight");
-  if (!type_info(golden.type)->can_quantize) GTEST_SKIP() << GetParam() << " needs an importance-matrix search";
+  ASSERT_TRUE(type_info(golden.type)->can_quantize) << GetParam();
   const std::vector<float> source = file.read_f32("source");
   const std::vector<float> golden_dequant = file.read_f32("dequant");
   const std::vector<uint8_t> ours = quantize(golden.type, source.data(), golden.m, golden.k);
@@ -82,6 +85,29 @@ TEST_P(Golden, ReferenceProductMatchesExact) {
 }
 
 INSTANTIATE_TEST_SUITE_P(AllFormats, Golden, ::testing::ValuesIn(kGoldenTypes), test::string_test_name);
+
+// The golden formats ggufmm quantizes to: all but the IQ2 and IQ3 codebook formats and IQ1, which need an
+// importance-matrix search.
+std::vector<std::string> quantizable_golden_types() {
+  std::vector<std::string> out;
+  for (const std::string& name : kGoldenTypes) {
+    if (type_info(name)->can_quantize) out.push_back(name);
+  }
+  return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(AllFormats, GoldenQuantizer, ::testing::ValuesIn(quantizable_golden_types()),
+                         test::string_test_name);
+
+// The golden formats left out there refuse to be quantized to.
+TEST(GoldenQuantizer, FormatsWithoutAQuantizerRefuseToQuantize) {
+  const std::vector<float> zeros(256);
+  for (const std::string& name : kGoldenTypes) {
+    if (type_info(name)->can_quantize) continue;
+    const std::string message = test::usage_error([&] { quantize(type_info(name)->type, zeros.data(), 1, 256); });
+    EXPECT_NE(message.find("cannot quantize to " + name), std::string::npos) << message;
+  }
+}
 
 }  // namespace
 }  // namespace ggufmm
