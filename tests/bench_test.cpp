@@ -91,7 +91,7 @@ TEST(BenchJson, PathAllRunsEveryPath) {
   EXPECT_EQ(got, want);
 }
 
-TEST(BenchJson, RandomWeightsOfEveryKind) {
+TEST(BenchJson, RandomWeightsOfEveryKindAreTimed) {
   // Random blocks for the types ggufmm cannot quantize to, quantized random values for the others; q4_0's weight
   // is larger than the pool of random blocks, which it then repeats.
   const auto results = bench_json("--type iq2_xs,iq1_m,q4_0 --m 9 --k 8192 --n 1 --warm").at("results");

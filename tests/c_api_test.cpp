@@ -12,7 +12,7 @@
 
 namespace {
 
-TEST(CApi, MatmulOnAGoldenFile) {
+TEST(CApi, MatmulOnAGoldenFileMatchesExact) {
   GGUFMM_GOLDEN_PATH(path, "q8_0.gguf");
   ggufmm_file* file = nullptr;
   ASSERT_EQ(ggufmm_file_open(path.c_str(), &file), GGUFMM_OK) << ggufmm_last_error();

@@ -116,7 +116,7 @@ TEST_F(Concurrency, ProductsOnEveryPathEqualASingleThreadedRun) {
   for (int t = 0; t < kThreads; ++t) EXPECT_EQ(failures[t], "") << "thread " << t;
 }
 
-TEST_F(Concurrency, FilesOpenAndParseSideBySide) {
+TEST_F(Concurrency, FilesOpenedAndParsedSideBySideAreTheSame) {
   const std::vector<uint8_t> image = test::read_bytes(path());
   const gguf::File want = gguf::File::parse(image, "image.gguf");
   std::vector<int> mismatches(kThreads);

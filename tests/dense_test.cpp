@@ -74,7 +74,7 @@ TEST(DensePadding, CopyHoldsTheRowsAtTheStrideAligned) {
 
 class DenseGolden : public ::testing::TestWithParam<Type> {};
 
-TEST_P(DenseGolden, BothFormsWithinBounds) {
+TEST_P(DenseGolden, Bf16AndF32FormsMatchExactWithinTheirBounds) {
   GGUFMM_OPEN_GOLDEN(file, std::string(type_info(GetParam())->name) + ".gguf");
   const Weight w = file.weight("weight");
   DenseCache cache(1 << 30);
@@ -94,7 +94,7 @@ INSTANTIATE_TEST_SUITE_P(DenseAllFormats, DenseGolden, ::testing::ValuesIn(test:
 
 class DenseRandom : public ::testing::TestWithParam<Type> {};
 
-TEST_P(DenseRandom, ShapesWithAndWithoutResidual) {
+TEST_P(DenseRandom, ShapesWithAndWithoutResidualMatchExact) {
   const Type type = GetParam();
   const int64_t block = std::max<int64_t>(type_info(type)->block_size, 32);
   std::mt19937 rng(static_cast<unsigned>(type) + 1000);
@@ -270,7 +270,7 @@ class DenseApi : public ::testing::Test {
   size_t saved_budget_ = 0;
 };
 
-TEST_F(DenseApi, IsAPathByName) {
+TEST_F(DenseApi, DenseIsAnAvailablePathByNameAndNegativePrefillIsRefused) {
   EXPECT_EQ(path_from_name("dense"), Path::Dense);
   EXPECT_EQ(path_name(Path::Dense), "dense");
   const std::vector<Path> paths = available_paths();
@@ -322,7 +322,7 @@ TEST_F(DenseApi, AutoPassesOverAWeightLargerThanTheBudget) {
   EXPECT_EQ(dense_cache_stats().entries, 0u);
 }
 
-TEST_F(DenseApi, ConcurrentCallsThroughTheApi) {
+TEST_F(DenseApi, ConcurrentCallsThroughTheApiCopyEachWeightOnce) {
   std::mt19937 rng(8);
   const int64_t rows = 64, k = 768;
   std::vector<RandomWeight> weights;
@@ -347,7 +347,7 @@ TEST_F(DenseApi, ConcurrentCallsThroughTheApi) {
   EXPECT_EQ(dense_cache_stats().hits, kThreads - weights.size());
 }
 
-TEST_F(DenseApi, CApi) {
+TEST_F(DenseApi, CApiRunsTheDensePathAndReportsItsCache) {
   std::mt19937 rng(9);
   const int64_t rows = 37, k = 256, m = 21;
   const RandomWeight weight(Type::Q4_1, m, k, rng);
@@ -383,7 +383,7 @@ TEST_F(DenseApi, CApi) {
 
 // --- the environment ---------------------------------------------------------------------------------------------
 
-TEST(DenseEnv, PrefillDequant) {
+TEST(DenseEnv, PrefillDequantTakesRowCountsWhereOneMeans32AndRejectsOthers) {
   EXPECT_EQ(paths::parse_prefill_dequant(nullptr), 0);
   EXPECT_EQ(paths::parse_prefill_dequant(""), 0);
   EXPECT_EQ(paths::parse_prefill_dequant("0"), 0);
@@ -394,7 +394,7 @@ TEST(DenseEnv, PrefillDequant) {
   }
 }
 
-TEST(DenseEnv, CacheBytes) {
+TEST(DenseEnv, CacheBytesTakeKMGSuffixesAndRejectOthers) {
   EXPECT_EQ(paths::parse_cache_bytes(nullptr), std::nullopt);
   EXPECT_EQ(paths::parse_cache_bytes(""), std::nullopt);
   EXPECT_EQ(paths::parse_cache_bytes("0"), 0u);

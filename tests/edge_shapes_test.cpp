@@ -55,7 +55,7 @@ void check_every_path(const Case& c, std::mt19937& rng) {
   }
 }
 
-TEST(EdgeShapes, OneBlockRowsOneOutputOneRow) {
+TEST(EdgeShapes, OneBlockRowsOneOutputOneRowMatchExact) {
   std::mt19937 rng(1);
   for (const Type type : test::weight_types()) {
     const int64_t k = type_info(type)->block_size;  // one value for the float types
@@ -66,14 +66,14 @@ TEST(EdgeShapes, OneBlockRowsOneOutputOneRow) {
   }
 }
 
-TEST(EdgeShapes, ThousandsOfActivationRows) {
+TEST(EdgeShapes, ThousandsOfActivationRowsMatchExact) {
   std::mt19937 rng(2);
   for (const Type type : {Type::Q8_0, Type::Q4_K, Type::IQ2_XXS, Type::F16}) {
     check_every_path({type, 8, 256, 5000}, rng);
   }
 }
 
-TEST(EdgeShapes, ThousandsOfOutputs) {
+TEST(EdgeShapes, ThousandsOfOutputsMatchExact) {
   std::mt19937 rng(3);
   for (const Type type : {Type::Q4_0, Type::IQ3_S, Type::BF16}) {
     for (const int64_t rows : {1, 9}) check_every_path({type, 4999, 256, rows}, rng);
@@ -104,7 +104,7 @@ std::vector<uint8_t> header_with(std::string_view name, Type type, std::vector<i
   return out;
 }
 
-TEST(EdgeShapes, TensorMoreThanFourGiBIntoTheFile) {
+TEST(EdgeShapes, TensorMoreThanFourGiBIntoTheFileGivesTheSameProducts) {
   constexpr uint64_t kOffset = (uint64_t{5} << 30) + 96;  // past 2^32, so a 32-bit offset would wrap
   constexpr int64_t kM = 5, kK = 64;
   std::mt19937 rng(4);

@@ -95,7 +95,7 @@ TEST(Fp16, FloatToHalfMatchesF16c) {
 
 #endif  // GGUFMM_HAVE_X86
 
-TEST(Fp16, HalfEdgeCases) {
+TEST(Fp16, HalfEdgeCasesRoundToNearestEven) {
   EXPECT_EQ(f32_to_fp16(65504.0f), 0x7bff);
   EXPECT_EQ(f32_to_fp16(65519.996f), 0x7bff);
   EXPECT_EQ(f32_to_fp16(65520.0f), 0x7c00);   // halfway to the next binade rounds to even: infinity

@@ -164,7 +164,7 @@ constexpr uint64_t kHuge = uint64_t{1} << 62;
 
 // --- Round trips -----------------------------------------------------------------------------------------------
 
-TEST(GgufRoundTrip, EveryMetadataTypeAndSeveralTensorTypes) {
+TEST(GgufRoundTrip, EveryMetadataTypeAndSeveralTensorTypesComeBackAsWritten) {
   const auto metadata = every_metadata_type();
   const auto tensors = several_tensors();
   const std::vector<uint8_t> image = image_of(writer_with(metadata, tensors));
@@ -222,7 +222,7 @@ TEST(GgufRoundTrip, CopiesShareTheMapping) {
   EXPECT_EQ(std::memcmp(data, tensors[4].bytes.data(), tensors[4].bytes.size()), 0);
 }
 
-TEST(GgufRoundTrip, AlignmentFromMetadata) {
+TEST(GgufRoundTrip, TensorsAlignToTheAlignmentInTheMetadata) {
   const std::vector<uint8_t> image = image_of(writer_with({{"general.alignment", Value::u32(256)}}, several_tensors()));
   const File file = File::parse(image, "aligned.gguf");
   EXPECT_EQ(file.alignment(), 256u);
@@ -232,7 +232,7 @@ TEST(GgufRoundTrip, AlignmentFromMetadata) {
   }
 }
 
-TEST(GgufRoundTrip, NoTensorsAndEmptyTensors) {
+TEST(GgufRoundTrip, FilesWithNoTensorsOrZeroSizedTensorsParse) {
   EXPECT_TRUE(File::parse(image_of(Writer()), "empty.gguf").tensors().empty());
 
   // ggml's reader admits zero-sized dimensions, so this one does too; such a tensor is no weight.
@@ -345,7 +345,7 @@ TEST(GgufWriter, ReplacesAnExistingFileWhole) {
 
 // --- Values ----------------------------------------------------------------------------------------------------
 
-TEST(GgufValue, ToString) {
+TEST(GgufValue, ToStringQuotesStringsAndElidesLongArrays) {
   EXPECT_EQ(Value::u8(7).to_string(), "7");
   EXPECT_EQ(Value::i64(-5).to_string(), "-5");
   EXPECT_EQ(Value::u64(UINT64_MAX).to_string(), "18446744073709551615");
@@ -365,7 +365,7 @@ TEST(GgufValue, ToString) {
   EXPECT_EQ(nested.to_string(2), R"([["a"], [1, 2, ... (10 items)]])");
 }
 
-TEST(GgufValue, TypeNames) {
+TEST(GgufValue, EveryValueTypeHasItsShortName) {
   const std::pair<ValueType, std::string_view> names[] = {
       {ValueType::U8, "u8"},         {ValueType::I8, "i8"},       {ValueType::U16, "u16"}, {ValueType::I16, "i16"},
       {ValueType::U32, "u32"},       {ValueType::I32, "i32"},     {ValueType::F32, "f32"}, {ValueType::Bool, "bool"},
@@ -377,7 +377,7 @@ TEST(GgufValue, TypeNames) {
 
 // --- Tensors as weights and floats -----------------------------------------------------------------------------
 
-TEST(GgufFile, WeightShapes) {
+TEST(GgufFile, WeightsTakeKMAndExpertsFromTheTensorShape) {
   const auto tensors = several_tensors();
   const std::vector<uint8_t> image = image_of(writer_with({}, tensors));
   const File file = File::parse(image, "w.gguf");
@@ -440,7 +440,7 @@ TEST(GgufReadF32, ReadsEachFloatType) {
   }
 }
 
-TEST(GgufFile, OpenErrors) {
+TEST(GgufFile, OpenErrorsNameTheFileAndTheProblem) {
   const TempDir dir;
   const auto open_error = [](const std::string& path) { return input_error([&] { File::open(path); }); };
   EXPECT_NE(open_error(dir.file("absent.gguf")).find("absent.gguf: cannot open"), std::string::npos);
@@ -536,31 +536,31 @@ TEST(GgufHostile, BaselineImagesParse) {
   EXPECT_EQ(File::parse(image, "ok.gguf").alignment(), 64u);
 }
 
-TEST(GgufHostile, BadMagic) {
+TEST(GgufHostile, BadMagicIsRejectedShowingItsBytes) {
   Image image;
   image.put<uint32_t>(0x4c4d4747).put<uint32_t>(3).put<uint64_t>(0).put<uint64_t>(0);
   EXPECT_TRUE(rejected(image, {"test.gguf: header: not a GGUF file", "47 47 4d 4c"}));
 }
 
-TEST(GgufHostile, UnsupportedVersions) {
+TEST(GgufHostile, UnsupportedVersionsAreRejected) {
   EXPECT_TRUE(rejected(Image().header(0, 0, 1), {"GGUF version 1 is not supported"}));
   EXPECT_TRUE(rejected(Image().header(0, 0, 4), {"unknown GGUF version 4"}));
   EXPECT_TRUE(rejected(Image().header(0, 0, 0), {"unknown GGUF version 0"}));
 }
 
-TEST(GgufHostile, BigEndianHeader) {
+TEST(GgufHostile, BigEndianHeaderIsRejectedAsByteSwapped) {
   EXPECT_TRUE(rejected(Image().header(0, 0, 0x03000000), {"byte-swapped", "big-endian"}));
   EXPECT_TRUE(rejected(Image().header(0, 0, 0x02000000), {"big-endian"}));
 }
 
-TEST(GgufHostile, TruncatedHeader) {
+TEST(GgufHostile, TruncatedHeaderIsRejectedSayingWhatIsMissing) {
   const Image image = std::move(Image().header(0, 0));
   const std::span<const uint8_t> bytes = image;
   EXPECT_TRUE(rejected(bytes.first(10), {"header: truncated: 8 bytes needed at offset 8, but the file ends at 10"}));
   EXPECT_TRUE(rejected(bytes.first(0), {"header: truncated"}));
 }
 
-TEST(GgufHostile, TruncatedKeyAndValue) {
+TEST(GgufHostile, TruncatedKeysAndValuesAreRejectedNamingThem) {
   EXPECT_TRUE(
       rejected(Image().header(0, 1).str("general.name").put<uint32_t>(8).put<uint64_t>(5).put('a'),
                {"metadata general.name", "a string of 5 bytes", "runs past the end of the file (1 bytes left)"}));
@@ -573,7 +573,7 @@ TEST(GgufHostile, TruncatedKeyAndValue) {
                        {"metadata key 1: truncated: 8 bytes needed"}));
 }
 
-TEST(GgufHostile, TruncatedArray) {
+TEST(GgufHostile, TruncatedArrayIsRejected) {
   Image image;
   image.header(0, 1).key("a", ValueType::Array).array_head(ValueType::U32, 3).put<uint32_t>(1).put<uint32_t>(2);
   EXPECT_TRUE(rejected(image, {"metadata a", "3 items of at least 4 bytes each cannot fit in the 8 bytes left"}));
@@ -607,7 +607,7 @@ TEST(GgufHostile, ArrayNestingIsBounded) {
   EXPECT_TRUE(rejected(nested(100000), {"nested more than 8 deep"}));
 }
 
-TEST(GgufHostile, BadValueTypes) {
+TEST(GgufHostile, UnknownValueTypesAndBadBoolsAreRejected) {
   EXPECT_TRUE(rejected(Image().header(0, 1).key("k", static_cast<ValueType>(13)).zeros(8),
                        {"metadata k: unknown value type 13"}));
   Image image;
@@ -616,7 +616,7 @@ TEST(GgufHostile, BadValueTypes) {
   EXPECT_TRUE(rejected(Image().header(0, 1).key("flag", ValueType::Bool).put<uint8_t>(2), {"flag", "bool value 2"}));
 }
 
-TEST(GgufHostile, BadKeys) {
+TEST(GgufHostile, DuplicateAndEmptyKeysAreRejected) {
   Image duplicate;
   duplicate.header(0, 3).key("a", ValueType::U8).put<uint8_t>(1).key("b", ValueType::U8).put<uint8_t>(1);
   duplicate.key("a", ValueType::U8).put<uint8_t>(2);
@@ -624,7 +624,7 @@ TEST(GgufHostile, BadKeys) {
   EXPECT_TRUE(rejected(Image().header(0, 1).key("", ValueType::U8).put<uint8_t>(1), {"metadata key 0: empty key"}));
 }
 
-TEST(GgufHostile, BadAlignment) {
+TEST(GgufHostile, AlignmentMustBeAU32PowerOfTwo) {
   const auto with_alignment = [](ValueType type, uint64_t value) {
     Image image;
     image.header(0, 1).key("general.alignment", type);
@@ -635,7 +635,7 @@ TEST(GgufHostile, BadAlignment) {
   EXPECT_TRUE(rejected(with_alignment(ValueType::U64, 32), {"general.alignment", "is a u64, must be a u32"}));
 }
 
-TEST(GgufHostile, BadDimensions) {
+TEST(GgufHostile, BadDimensionCountsAndSizesAreRejected) {
   for (const uint32_t n_dims : {0u, 5u, 0xffffffffu}) {
     Image image;
     image.header(1, 0).str("w").put(n_dims).zeros(64);
@@ -650,18 +650,18 @@ TEST(GgufHostile, BadDimensions) {
                        {"tensor w: row length 48 is not a multiple of the q4_0 block size 32"}));
 }
 
-TEST(GgufHostile, UnknownTensorType) {
+TEST(GgufHostile, UnknownTensorTypesAreRejected) {
   EXPECT_TRUE(rejected(one_tensor({32}, static_cast<Type>(99), 0), {"tensor w: unknown tensor type id 99"}));
   EXPECT_TRUE(rejected(one_tensor({32}, static_cast<Type>(15), 0), {"unknown tensor type id 15"}));  // q8_K
 }
 
-TEST(GgufHostile, DuplicateTensorNames) {
+TEST(GgufHostile, DuplicateTensorNamesAreRejected) {
   Image image;
   image.header(2, 0).tensor("w", {32}, Type::F32, 0).tensor("w", {32}, Type::F32, 128).pad().zeros(256);
   EXPECT_TRUE(rejected(image, {"tensor w: duplicate tensor name"}));
 }
 
-TEST(GgufHostile, BadTensorData) {
+TEST(GgufHostile, MisalignedOverlappingOrMissingDataIsRejected) {
   EXPECT_TRUE(rejected(one_tensor({32, 2}, Type::Q4_0, 16),
                        {"tensor w", "data offset 16 is not a multiple of the alignment 32"}));
   EXPECT_TRUE(rejected(one_tensor({32, 2}, Type::Q4_0, 32),
@@ -676,7 +676,7 @@ TEST(GgufHostile, BadTensorData) {
   EXPECT_TRUE(rejected(no_data, {"data section: starts at offset 64, past the end of the file (57 bytes)"}));
 }
 
-TEST(GgufHostile, TruncatedTensorInfo) {
+TEST(GgufHostile, TruncatedTensorInfoIsRejected) {
   // Long enough that the count check passes and the read itself finds the end.
   EXPECT_TRUE(rejected(Image().header(1, 0).put<uint64_t>(40).zeros(20), {"tensor info 0", "string of 40 bytes"}));
   Image image;
@@ -685,7 +685,7 @@ TEST(GgufHostile, TruncatedTensorInfo) {
 }
 
 // Every prefix of a valid file that cuts into a tensor infos or data is an error, never a crash.
-TEST(GgufHostile, TruncatedAtEveryByte) {
+TEST(GgufHostile, EveryTruncationBeforeTheDataEndIsRejected) {
   const auto tensors = several_tensors();
   const std::vector<uint8_t> image = image_of(writer_with(every_metadata_type(), tensors));
   const File whole = File::parse(image, "whole.gguf");
@@ -707,7 +707,7 @@ TEST(GgufHostile, TruncatedAtEveryByte) {
 }
 
 // Corrupted bytes anywhere give a parsed file or a BadInput error, never a crash, hang or huge allocation.
-TEST(GgufHostile, CorruptedBytes) {
+TEST(GgufHostile, CorruptedBytesParseOrAreRejectedCleanly) {
   const std::vector<uint8_t> image = image_of(writer_with(every_metadata_type(), several_tensors()));
   const auto survives = [](const std::vector<uint8_t>& bytes) {
     try {

@@ -181,7 +181,7 @@ TEST(IQuantsDequantize, ZeroBytesGiveZeros) {
   }
 }
 
-TEST(IQuantsDequantize, IQ3SBlockLayout) {
+TEST(IQuantsDequantize, IQ3SBlockDecodesGridEntriesScalesAndSigns) {
   format::BlockIQ3_S b{};
   b.d = format::f32_to_fp16(0.5f);
   b.scales[0] = 0x21;  // group 0: 2*1+1 = 3, group 1: 2*2+1 = 5
@@ -215,7 +215,7 @@ TEST(IQuantsDequantize, IQ1MScaleAssembledFromFourNibbles) {
   }
 }
 
-TEST(IQuantsDequantize, BlocksAtTwoByteAlignedAddresses) {
+TEST(IQuantsDequantize, BlocksAtTwoByteAlignedAddressesDecodeAsAligned) {
   // A block inside a mapped file is only 2-byte aligned: decode from an address that is 2 mod 8 and compare.
   std::mt19937 rng(11);
   for (const Type type : kIQTypes) {

@@ -64,7 +64,7 @@ TEST_F(Profile, SteersAutoPerFormatAndShapeClass) {
   EXPECT_EQ(auto_path(kSmall, 24), Path::Tiled);
 }
 
-TEST_F(Profile, WrittenAndReadBack) {
+TEST_F(Profile, WrittenProfileReadsBackTheSame) {
   const PathProfile p{"avx2", 2, {{Type::IQ2_XS, true, 24, 256}, {Type::Q6_K, false, 8, 0}}};
   const std::string path = (dir_.path() / "sub" / "profile.json").string();
   write_profile(path, p);

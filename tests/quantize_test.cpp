@@ -162,7 +162,7 @@ TEST_P(QuantizeFormat, ExtremeValuesGiveNoNaN) {
   }
 }
 
-TEST_P(QuantizeFormat, BlocksAtTwoByteAlignedAddresses) {
+TEST_P(QuantizeFormat, BlocksAtTwoByteAlignedAddressesQuantizeAndDecodeAsAligned) {
   // Rows of a mapped file start wherever the previous row ended; a 34-byte Q8_0 block is only 2-byte aligned.
   const format::Format& f = *format::find(GetParam().type);
   std::mt19937 rng(9);

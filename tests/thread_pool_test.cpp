@@ -61,7 +61,7 @@ TEST_P(PoolSpin, ATaskErrorReachesTheCaller) {
 
 INSTANTIATE_TEST_SUITE_P(SleepAtOnceOrPoll, PoolSpin, ::testing::Values(0, 200, 5000));
 
-TEST(PoolSpin, SettingFromTheEnvironment) {
+TEST(PoolSpin, SpinParsesFromTheEnvironmentAndRejectsBadValues) {
   EXPECT_EQ(ThreadPool::parse_spin(nullptr), kDefaultSpin);
   EXPECT_EQ(ThreadPool::parse_spin(""), kDefaultSpin);
   EXPECT_EQ(ThreadPool::parse_spin("0"), microseconds(0));

@@ -161,7 +161,7 @@ TEST_F(Tool, ABadSettingInTheEnvironmentIsAUsageError) {
   EXPECT_NE(r.output.find("GGUFMM_SPIN_US=soon"), std::string::npos) << r.output;
 }
 
-TEST_F(Tool, CheckPasses) {
+TEST_F(Tool, CheckReportsAllPassed) {
   const ToolRun r = run_tool("check");
   EXPECT_EQ(r.status, 0) << r.output;
   EXPECT_NE(r.output.find("all passed"), std::string::npos);
