@@ -10,6 +10,8 @@
 
 #include "format/blocks.hpp"
 #include "kernels/kernels.hpp"
+#include "kernels/prefetch.hpp"
+#include "kernels/unroll.hpp"
 
 namespace ggufmm::kernels {
 namespace {

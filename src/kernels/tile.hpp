@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "kernels/kernels.hpp"
+#include "kernels/prefetch.hpp"
 
 namespace ggufmm::kernels {
 

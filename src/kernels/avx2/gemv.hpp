@@ -18,6 +18,8 @@
 #include <utility>
 
 #include "kernels/kernels.hpp"
+#include "kernels/prefetch.hpp"
+#include "kernels/unroll.hpp"
 #include "kernels/level.hpp"
 
 namespace ggufmm::kernels::GGUFMM_LEVEL {
@@ -196,13 +198,6 @@ inline __m256 eighth_of_half(uint16_t d) {
   return _mm256_mul_ps(_mm256_cvtph_ps(_mm_set1_epi16(static_cast<short>(d))), _mm256_set1_ps(0.125f));
 }
 
-// Calls body.template operator()<G>() for G = 0..N-1, so that group indices fold into constants.
-template <int N, class Body>
-inline void for_groups(Body&& body) {
-  [&]<int... G>(std::integer_sequence<int, G...>) { (body.template operator()<G>(), ...); }(
-      std::make_integer_sequence<int, N>{});
-}
-
 template <class Codes>
 struct Grid8Step {
   static constexpr int kValues = 256;
@@ -250,7 +245,7 @@ struct Grid8Step {
         acc[r] = _mm256_fmadd_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi16_epi32(qsum)), c.offsets()), s, acc[r]);
       }
     }
-    for_groups<kGroups>([&]<int G>() {
+    unroll<kGroups>([&]<int G>() {
       const __m256i w = c.weights(G);
       __m256i sign = _mm256_setzero_si256();
       if constexpr (Codes::kForm == Grid8Form::Signed) sign = c.signs(G);
@@ -290,13 +285,6 @@ namespace {
 //     __m256 mins[2];                         // asymmetric: dmin * m - c * d * sc per sub-block of 16
 //     template <int G> __m256i weights(const Block& b) const;  // group G as bytes
 //   };
-
-// Calls body.template operator()<I>() for I = 0..N-1, so that indices fold into constants.
-template <int N, class Body>
-inline void k_unroll(Body&& body) {
-  [&]<int... I>(std::integer_sequence<int, I...>) { (body.template operator()<I>(), ...); }(
-      std::make_integer_sequence<int, N>{});
-}
 
 struct KIndex32 {
   alignas(32) int8_t b[32];
@@ -366,7 +354,7 @@ void gemv_k_rows(const uint8_t* w, size_t row_bytes, int64_t m0, int64_t m1, con
     for (int64_t o = m0; o < m1; ++o) {
       const auto* b = reinterpret_cast<const typename F::Block*>(w + static_cast<size_t>(o) * row_bytes);
       __m256 acc[NR][kAccs];
-      k_unroll<NR>([&]<int R>() {
+      unroll<NR>([&]<int R>() {
         for (int a = 0; a < kAccs; ++a) acc[R][a] = _mm256_setzero_ps();
       });
       SlicePrefetch<sizeof(typename F::Block), weight_cache(NR)> ahead(w, row_bytes, o, j0, j1);
@@ -375,7 +363,7 @@ void gemv_k_rows(const uint8_t* w, size_t row_bytes, int64_t m0, int64_t m1, con
         const F f(b[j]);
         // Weight times activation scale per row and group, read back as broadcasts (no shuffle per group and row).
         alignas(32) float ds[NR][kGroups];
-        k_unroll<NR>([&]<int R>() {
+        unroll<NR>([&]<int R>() {
           const __m256 dsr = _mm256_mul_ps(f.group_scales, _mm256_loadu_ps(x.d + R * groups + j * kGroups));
           _mm256_store_ps(ds[R], dsr);
           if constexpr (F::kMins && F::kGroupScales) {
@@ -391,12 +379,12 @@ void gemv_k_rows(const uint8_t* w, size_t row_bytes, int64_t m0, int64_t m1, con
             acc[R][kAccs - 1] = _mm256_fnmadd_ps(f.mins[1], _mm256_loadu_ps(sum + 8), acc[R][kAccs - 1]);
           }
         });
-        k_unroll<kGroups>([&]<int G>() {
+        unroll<kGroups>([&]<int G>() {
           const __m256i wg = f.template weights<G>(b[j]);
           const __m256i magnitude = F::kSigned ? _mm256_sign_epi8(wg, wg) : wg;
           [[maybe_unused]] __m256i scale;
           if constexpr (!F::kGroupScales) scale = scale_lanes<F, G>(f.table);
-          k_unroll<NR>([&]<int R>() {
+          unroll<NR>([&]<int R>() {
             __m256i xq = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.q + R * x.k + j * kValues + G * kGroup));
             if constexpr (F::kSigned) xq = _mm256_sign_epi8(xq, wg);
             __m256i isum;
@@ -410,7 +398,7 @@ void gemv_k_rows(const uint8_t* w, size_t row_bytes, int64_t m0, int64_t m1, con
           });
         });
       }
-      k_unroll<NR>([&]<int R>() {
+      unroll<NR>([&]<int R>() {
         const int64_t at = R * ldy + o;
         const __m256 sum = kAccs == 2 ? _mm256_add_ps(acc[R][0], acc[R][kAccs - 1]) : acc[R][0];
         const float prior = j0 > 0 ? y[at] : residual ? residual[at] : 0.0f;

@@ -39,6 +39,8 @@
 #include "kernels/avx2/gemv.hpp"
 #include "kernels/group_rows.hpp"
 #include "kernels/kernels.hpp"
+#include "kernels/prefetch.hpp"
+#include "kernels/unroll.hpp"
 #include "kernels/level.hpp"
 
 namespace ggufmm::kernels::GGUFMM_LEVEL {

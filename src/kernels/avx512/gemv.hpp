@@ -23,6 +23,8 @@
 #include "kernels/avx512/row_sums.hpp"
 #include "kernels/avx512/weight_loads.hpp"
 #include "kernels/kernels.hpp"
+#include "kernels/prefetch.hpp"
+#include "kernels/unroll.hpp"
 
 namespace ggufmm::kernels::avx512 {
 namespace {
@@ -123,13 +125,6 @@ enum class Grid8Form {
 // result holds runs of 8 values), and where runs of 8 still fit int16 a second pairing leaves one dword per half
 // (16 values). The last madd multiplies by the weight scales on the way; the activation scales (one per group of
 // 32) then apply in float to whole halves or runs.
-
-// Calls body.template operator()<C>() for C = 0..N-1, so that chunk indices fold into constants.
-template <int N, class Body>
-inline void for_chunks(Body&& body) {
-  [&]<int... C>(std::integer_sequence<int, C...>) { (body.template operator()<C>(), ...); }(
-      std::make_integer_sequence<int, N>{});
-}
 
 // Index vectors built from a function of the element number, at compile time.
 template <class F>
@@ -269,9 +264,9 @@ struct Grid8Step {
     }
     const __m512i scales = c.scales();
     [[maybe_unused]] __m512i paired[NR];  // the first pairing, kept for the second
-    for_chunks<2>([&]<int P>() {
+    unroll<2>([&]<int P>() {
       __m512i isum[2][NR];
-      for_chunks<2>([&]<int H>() {
+      unroll<2>([&]<int H>() {
         constexpr int C = 2 * P + H;
         const __m512i w = c.template weights<C>();
         __mmask64 negative = 0;
@@ -334,7 +329,7 @@ struct Grid8Panel {
   static void decode(const uint8_t* p, __m512i (&q)[4], __m512& scales, __m512& offsets) {
     const auto& block = *reinterpret_cast<const typename Codes::Block*>(p);
     const auto run = [&](const Codes& c) {
-      for_chunks<4>([&]<int C>() {
+      unroll<4>([&]<int C>() {
         const __m512i w = c.template weights<C>();
         if constexpr (Codes::kForm == Grid8Form::Signed) {
           q[C] = _mm512_mask_sub_epi8(w, c.template negative<C>(), _mm512_setzero_si512(), w);
@@ -554,14 +549,14 @@ void gemv_k_rows(const uint8_t* w, size_t row_bytes, int64_t m0, int64_t m1, con
     for (int64_t o = m0; o < m1; ++o) {
       const auto* b = reinterpret_cast<const typename F::Block*>(w + static_cast<size_t>(o) * row_bytes);
       __m512 acc[NR], accd[NR];
-      for_chunks<NR>([&]<int R>() { acc[R] = accd[R] = _mm512_setzero_ps(); });
+      unroll<NR>([&]<int R>() { acc[R] = accd[R] = _mm512_setzero_ps(); });
       SlicePrefetch<sizeof(typename F::Block), weight_cache(NR)> ahead(w, row_bytes, o, j0, j1);
       for (int64_t j = j0; j < j1; ++j) {
         ahead.step();
         const KDecoded kd = F::decode(b[j]);
         [[maybe_unused]] __m512 dropped;
         if constexpr (kDrops) dropped = k_dropped<F>(kd);
-        for_chunks<NR>([&]<int R>() {
+        unroll<NR>([&]<int R>() {
           const int8_t* xq = x.q + R * x.k + j * kValues;
           __m512i dot[4];
           for (int c = 0; c < 4; ++c) {
@@ -586,7 +581,7 @@ void gemv_k_rows(const uint8_t* w, size_t row_bytes, int64_t m0, int64_t m1, con
           }
         });
       }
-      if constexpr (kDropAcc) for_chunks<NR>([&]<int R>() { acc[R] = _mm512_add_ps(acc[R], accd[R]); });
+      if constexpr (kDropAcc) unroll<NR>([&]<int R>() { acc[R] = _mm512_add_ps(acc[R], accd[R]); });
       sums.put(o, acc);
     }
     sums.flush();

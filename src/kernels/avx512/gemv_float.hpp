@@ -6,6 +6,8 @@
 
 #include "kernels/avx512/row_sums.hpp"
 #include "kernels/kernels.hpp"
+#include "kernels/prefetch.hpp"
+#include "kernels/unroll.hpp"
 
 namespace ggufmm::kernels::avx512 {
 namespace {

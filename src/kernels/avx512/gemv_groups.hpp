@@ -40,6 +40,8 @@
 #include "kernels/avx512/weight_loads.hpp"
 #include "kernels/group_rows.hpp"
 #include "kernels/kernels.hpp"
+#include "kernels/prefetch.hpp"
+#include "kernels/unroll.hpp"
 
 namespace ggufmm::kernels::avx512 {
 namespace {

@@ -54,7 +54,7 @@ struct IQ1SPanel {
   static constexpr bool kOffsets = false;
   static void decode(const uint8_t* p, __m512i (&q)[4], __m512& scales, __m512& offsets) {
     const IQ1S c(*reinterpret_cast<const format::BlockIQ1_S*>(p));
-    for_chunks<4>([&]<int C>() {
+    unroll<4>([&]<int C>() {
       // Chunk C holds groups 2C (bytes 0-31) and 2C + 1; bit 15 of a group's word is its delta's sign.
       const __mmask64 negative = (c.b.qh[2 * C] >> 15 ? 0xffffffffull : 0) |
                                  (c.b.qh[2 * C + 1] >> 15 ? 0xffffffff00000000ull : 0);

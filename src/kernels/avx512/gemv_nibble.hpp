@@ -36,6 +36,8 @@
 #include "kernels/avx512/panel_rows.hpp"
 #include "kernels/iq4.hpp"
 #include "kernels/kernels.hpp"
+#include "kernels/prefetch.hpp"
+#include "kernels/unroll.hpp"
 
 // GCC 12 reports the deliberately undefined lanes of its own AVX-512 intrinsics (_mm512_undefined_*) as
 // uninitialized once they are inlined into these large functions: a false positive.

@@ -46,6 +46,8 @@
 #include <cstring>
 
 #include "kernels/kernels.hpp"
+#include "kernels/prefetch.hpp"
+#include "kernels/unroll.hpp"
 #include "kernels/tile.hpp"
 
 namespace ggufmm::kernels::avx512 {

@@ -17,6 +17,7 @@
 
 #include "kernels/avx512/kernels.hpp"
 #include "kernels/tile.hpp"
+#include "kernels/unroll.hpp"
 
 namespace ggufmm::kernels::avx512 {
 namespace {
