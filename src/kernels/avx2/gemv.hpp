@@ -18,6 +18,7 @@
 #include <utility>
 
 #include "kernels/kernels.hpp"
+#include "kernels/x86/common.hpp"
 #include "kernels/prefetch.hpp"
 #include "kernels/unroll.hpp"
 #include "kernels/level.hpp"
@@ -52,8 +53,6 @@ void gemv(const uint8_t* w, size_t row_bytes, int64_t m0, int64_t m1, const Acti
   with_rows(x.rows, [&]<int NR>() { gemv_rows<F, NR>(w, row_bytes, m0, m1, x, y, ldy, residual); });
 }
 
-inline float half(uint16_t h) { return _cvtsh_ss(h); }
-
 // Sums of 4 products of unsigned weight bytes and signed activation bytes, in 8 int32 lanes, added to acc.
 inline __m256i dot_unsigned(__m256i acc, __m256i w_u8, __m256i xq) {
 #if defined(__AVXVNNI__)
@@ -63,11 +62,6 @@ inline __m256i dot_unsigned(__m256i acc, __m256i w_u8, __m256i xq) {
   const __m256i pairs = _mm256_maddubs_epi16(w_u8, xq);
   return _mm256_add_epi32(acc, _mm256_madd_epi16(pairs, _mm256_set1_epi16(1)));
 #endif
-}
-
-// Signed weights times signed activations: |w| times x with the sign of w moved onto x.
-inline __m256i dot_signed(__m256i acc, __m256i w, __m256i xq) {
-  return dot_unsigned(acc, _mm256_sign_epi8(w, w), _mm256_sign_epi8(xq, w));
 }
 
 inline __m256i load_act(const Activations& x, int r, int64_t i) {
@@ -145,17 +139,6 @@ inline void store_indices(uint32_t* out, const uint8_t* low, uint32_t word, __m2
   _mm256_store_si256(reinterpret_cast<__m256i*>(out), _mm256_or_si256(lo, _mm256_slli_epi32(high, 8)));
 }
 
-// 7 stored sign bits per run (bits 0-6 of each byte, bit 7 clear) made whole: the quantizer keeps the count of
-// negative values in a run even, so bit 7 is the parity of the others (looked up per nibble).
-inline __m256i complete_signs(__m256i signs7) {
-  const __m256i odd = _mm256_setr_epi8(0, -128, -128, 0, -128, 0, 0, -128, -128, 0, 0, -128, 0, -128, -128, 0, 0, -128,
-                                       -128, 0, -128, 0, 0, -128, -128, 0, 0, -128, 0, -128, -128, 0);
-  const __m256i nibble = _mm256_set1_epi8(0x0f);
-  const __m256i lo = _mm256_shuffle_epi8(odd, _mm256_and_si256(signs7, nibble));
-  const __m256i hi = _mm256_shuffle_epi8(odd, _mm256_and_si256(_mm256_srli_epi16(signs7, 4), nibble));
-  return _mm256_or_si256(signs7, _mm256_xor_si256(lo, hi));
-}
-
 // Odd integer scales (< 2^15, one per lane) in the form scaled_dot multiplies by.
 inline __m256i scale_words(__m256i odd) {
 #if defined(__AVXVNNI__)
@@ -191,11 +174,6 @@ inline void odd_nibble_scales(const uint8_t* scales, __m256i (&odd)[2]) {
 inline __m256i group_halves(const __m256i (&halves)[2], int g) {
   const int h = 2 * (g % 4);
   return _mm256_permutevar8x32_epi32(halves[g / 4], _mm256_setr_epi32(h, h, h, h, h + 1, h + 1, h + 1, h + 1));
-}
-
-// The float value of scale 1 for the IQ2 formats: d * (s + 1/2) / 4 is d / 8 * (2s + 1).
-inline __m256 eighth_of_half(uint16_t d) {
-  return _mm256_mul_ps(_mm256_cvtph_ps(_mm_set1_epi16(static_cast<short>(d))), _mm256_set1_ps(0.125f));
 }
 
 template <class Codes>
@@ -286,18 +264,14 @@ namespace {
 //     template <int G> __m256i weights(const Block& b) const;  // group G as bytes
 //   };
 
-struct KIndex32 {
-  alignas(32) int8_t b[32];
-};
-
 // vpshufb indices from the scale table to the scale operand of scaled_dot for group G: sub-block 2G in lanes 0-3,
 // 2G + 1 in lanes 4-7. AVX-VNNI multiplies a lane's 4-product sum held in its low word; AVX2 multiplies each of its
 // two 2-product sums, so both words carry the scale. Unsigned scales take the low byte of a word, signed ones the
 // high byte (keeping their sign, times 256); other bytes are zeroed.
 template <class F, int G>
-inline constexpr KIndex32 kScaleLanes = [] {
-  KIndex32 t{};
-  for (int i = 0; i < 32; ++i) t.b[i] = -128;
+inline constexpr IndexVector<int8_t, 32> kScaleLanes = [] {
+  IndexVector<int8_t, 32> t{};
+  for (int i = 0; i < 32; ++i) t.v[i] = -128;
   for (int lane = 0; lane < 8; ++lane) {
 #if defined(__AVXVNNI__)
     constexpr int kWords = 1;
@@ -305,7 +279,7 @@ inline constexpr KIndex32 kScaleLanes = [] {
     constexpr int kWords = 2;
 #endif
     for (int word = 0; word < kWords; ++word) {
-      t.b[4 * lane + 2 * word + (F::kSignedScales ? 1 : 0)] = static_cast<int8_t>(F::scale_pos(2 * G + lane / 4));
+      t.v[4 * lane + 2 * word + (F::kSignedScales ? 1 : 0)] = static_cast<int8_t>(F::scale_pos(2 * G + lane / 4));
     }
   }
   return t;
@@ -313,7 +287,7 @@ inline constexpr KIndex32 kScaleLanes = [] {
 
 template <class F, int G>
 inline __m256i scale_lanes(__m256i table) {
-  return _mm256_shuffle_epi8(table, _mm256_load_si256(reinterpret_cast<const __m256i*>(kScaleLanes<F, G>.b)));
+  return _mm256_shuffle_epi8(table, _mm256_load_si256(reinterpret_cast<const __m256i*>(kScaleLanes<F, G>.v)));
 }
 
 // Halves d and dmin at p as floats in every lane.

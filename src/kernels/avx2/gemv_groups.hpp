@@ -37,7 +37,7 @@
 #include <utility>
 
 #include "kernels/avx2/gemv.hpp"
-#include "kernels/group_rows.hpp"
+#include "kernels/x86/group_rows.hpp"
 #include "kernels/kernels.hpp"
 #include "kernels/prefetch.hpp"
 #include "kernels/unroll.hpp"
@@ -379,12 +379,6 @@ void gemv_groups(const uint8_t* w, size_t row_bytes, int64_t m0, int64_t m1, con
 // Two runs of 16 bytes at byte offsets a and b of p: a in the low lane, b in the high one.
 inline __m256i two_runs(const uint8_t* p, int a, int b) {
   return _mm256_loadu2_m128i(reinterpret_cast<const __m128i*>(p + b), reinterpret_cast<const __m128i*>(p + a));
-}
-
-inline uint16_t load_half(const uint8_t* p) {
-  uint16_t h;
-  std::memcpy(&h, p, sizeof h);
-  return h;
 }
 
 // Two f16 values, converted: a in the low 4 lanes, b in the high 4.

@@ -6,7 +6,7 @@
 #include "kernels/avx2/gemv.hpp"
 #include "kernels/avx2/gemv_nibble.hpp"
 #include "kernels/avx2/kernels.hpp"
-#include "kernels/iq4.hpp"
+#include "kernels/x86/iq4.hpp"
 
 namespace ggufmm::kernels::GGUFMM_LEVEL {
 namespace {

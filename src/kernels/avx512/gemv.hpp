@@ -23,6 +23,7 @@
 #include "kernels/avx512/row_sums.hpp"
 #include "kernels/avx512/weight_loads.hpp"
 #include "kernels/kernels.hpp"
+#include "kernels/x86/common.hpp"
 #include "kernels/prefetch.hpp"
 #include "kernels/unroll.hpp"
 
@@ -54,23 +55,6 @@ void gemv(const uint8_t* w, size_t row_bytes, int64_t m0, int64_t m1, const Acti
   with_rows(x.rows, [&]<int NR>() { gemv_rows<F, NR>(w, row_bytes, m0, m1, x, y, ldy, residual); });
 }
 
-inline float half(uint16_t h) { return _cvtsh_ss(h); }
-
-// Two f16 scales, each spread over 8 lanes: lanes 0-7 get a, lanes 8-15 get b.
-inline __m512 two_halves(uint16_t a, uint16_t b) {
-  const __m512 both = _mm512_cvtph_ps(_mm256_set1_epi32(static_cast<int>(a | static_cast<uint32_t>(b) << 16)));
-  // cvtph of the repeated pair gives a,b,a,b,...; pick a for the low 8 lanes and b for the high 8.
-  return _mm512_permutexvar_ps(_mm512_set_epi32(1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0), both);
-}
-
-// The activation scales of groups g and g+1 of row r, spread over 8 lanes each (one group for Blocks == 1).
-template <int Blocks = 2>
-inline __m512 group_scales(const Activations& x, int r, int64_t g) {
-  const float* d = x.d + r * (x.k / kGroup) + g;
-  if constexpr (Blocks == 1) return _mm512_set1_ps(d[0]);
-  return _mm512_insertf32x8(_mm512_set1_ps(d[0]), _mm256_set1_ps(d[1]), 1);
-}
-
 }  // namespace
 }  // namespace ggufmm::kernels::avx512
 
@@ -81,14 +65,6 @@ namespace {
 // sign of w moved onto x (activations stay within +-127, so negating them cannot overflow).
 inline __m512i dot_signed(__m512i acc, __m512i w_abs, __mmask64 w_negative, __m512i xq) {
   return _mm512_dpbusd_epi32(acc, w_abs, _mm512_mask_sub_epi8(xq, w_negative, _mm512_setzero_si512(), xq));
-}
-
-// 64 activation codes from value i of row r, or 32 (upper half zero) for a step of one 32-value block.
-template <int Blocks = 2>
-inline __m512i load_act(const Activations& x, int r, int64_t i) {
-  const int8_t* p = x.q + r * x.k + i;
-  if constexpr (Blocks == 2) return _mm512_loadu_si512(p);
-  return _mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
 }
 
 }  // namespace
@@ -150,28 +126,12 @@ inline __m512i grid_runs(const uint64_t* grid, Index index) {
   return _mm512_setr_epi64(word(0), word(1), word(2), word(3), word(4), word(5), word(6), word(7));
 }
 
-// 7 stored sign bits per run (bits 0-6 of each byte, bit 7 clear) made whole: the quantizer keeps the count of
-// negative values in a run even, so bit 7 is the parity of the others (looked up per nibble).
-inline __m256i complete_signs(__m256i signs7) {
-  const __m256i odd = _mm256_setr_epi8(0, -128, -128, 0, -128, 0, 0, -128, -128, 0, 0, -128, 0, -128, -128, 0, 0, -128,
-                                       -128, 0, -128, 0, 0, -128, -128, 0, 0, -128, 0, -128, -128, 0);
-  const __m256i nibble = _mm256_set1_epi8(0x0f);
-  const __m256i lo = _mm256_shuffle_epi8(odd, _mm256_and_si256(signs7, nibble));
-  const __m256i hi = _mm256_shuffle_epi8(odd, _mm256_and_si256(_mm256_srli_epi16(signs7, 4), nibble));
-  return _mm256_ternarylogic_epi32(signs7, lo, hi, 0xf6);  // signs7 | (lo ^ hi)
-}
-
 // 16 scales of 4 bits (two per byte, low nibble first) as odd integers 2s + 1, one per dword.
 inline __m512i odd_nibble_scales(const uint8_t* scales) {
   const __m128i b = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(scales));
   const __m128i s = _mm_unpacklo_epi8(b, _mm_srli_epi16(b, 4));
   return _mm512_ternarylogic_epi32(_mm512_slli_epi32(_mm512_cvtepu8_epi32(s), 1), _mm512_set1_epi32(0x1e),
                                    _mm512_set1_epi32(1), 0xea);  // (2s & 0x1e) | 1
-}
-
-// The float value of scale 1 for the IQ2 formats: d * (s + 1/2) / 4 is d / 8 * (2s + 1).
-inline __m256 eighth_of_half(uint16_t d) {
-  return _mm256_mul_ps(_mm256_cvtph_ps(_mm_set1_epi16(static_cast<short>(d))), _mm256_set1_ps(0.125f));
 }
 
 // A format may ask for memory to decode into and read back (Codes::Scratch), kept apart from the decoded block so
@@ -384,22 +344,18 @@ struct KDecoded {
 //     static KDecoded decode(const Block& b);
 //   };
 
-struct KIndex {
-  alignas(64) int8_t b[64];
-};
-
 // vpshufb indices from a scale table (the same 16 bytes in every 128-bit lane) to the scale words of chunk pair P.
 // After packing, words 0-3 of lane L come from sub-block 8P + L and words 4-7 from sub-block 8P + 4 + L. Unsigned
 // scales go to the low byte; signed ones to the high byte, which keeps their sign and scales the words by 256. The
 // other byte is zeroed (an index with the top bit set).
 template <class F, int P>
-inline constexpr KIndex kScaleWords = [] {
-  KIndex t{};
+inline constexpr IndexVector<int8_t, 64> kScaleWords = [] {
+  IndexVector<int8_t, 64> t{};
   const int at = F::kSignedScales ? 1 : 0;
   for (int lane = 0; lane < 4; ++lane) {
     for (int word = 0; word < 8; ++word) {
-      t.b[16 * lane + 2 * word + 1 - at] = -128;
-      t.b[16 * lane + 2 * word + at] = static_cast<int8_t>(F::scale_pos(8 * P + lane + (word < 4 ? 0 : 4)));
+      t.v[16 * lane + 2 * word + 1 - at] = -128;
+      t.v[16 * lane + 2 * word + at] = static_cast<int8_t>(F::scale_pos(8 * P + lane + (word < 4 ? 0 : 4)));
     }
   }
   return t;
@@ -407,33 +363,33 @@ inline constexpr KIndex kScaleWords = [] {
 
 template <class F, int P>
 inline __m512i scale_words(__m512i table) {
-  return _mm512_shuffle_epi8(table, _mm512_load_si512(kScaleWords<F, P>.b));
+  return _mm512_shuffle_epi8(table, _mm512_load_si512(kScaleWords<F, P>.v));
 }
 
 // vpshufb indices that zero-extend table byte Pos(s) into dword lane s, for s = 0..15 (lane s sits in 128-bit lane
 // s / 4, where the table repeats).
 template <int (*Pos)(int)>
-inline constexpr KIndex kDwordLanes = [] {
-  KIndex t{};
+inline constexpr IndexVector<int8_t, 64> kDwordLanes = [] {
+  IndexVector<int8_t, 64> t{};
   for (int s = 0; s < 16; ++s) {
-    t.b[4 * s] = static_cast<int8_t>(Pos(s));
-    t.b[4 * s + 1] = t.b[4 * s + 2] = t.b[4 * s + 3] = -128;
+    t.v[4 * s] = static_cast<int8_t>(Pos(s));
+    t.v[4 * s + 1] = t.v[4 * s + 2] = t.v[4 * s + 3] = -128;
   }
   return t;
 }();
 template <int (*Pos)(int)>
 inline __m512 table_lanes(__m512i table) {
-  return _mm512_cvtepi32_ps(_mm512_shuffle_epi8(table, _mm512_load_si512(kDwordLanes<Pos>.b)));
+  return _mm512_cvtepi32_ps(_mm512_shuffle_epi8(table, _mm512_load_si512(kDwordLanes<Pos>.v)));
 }
 
 // The integer scale of each sub-block of 16 as a float per lane, from the table: zero-extended, or signed scales
 // through the top byte of each dword.
 template <int (*Pos)(int)>
-inline constexpr KIndex kDwordTops = [] {
-  KIndex t{};
+inline constexpr IndexVector<int8_t, 64> kDwordTops = [] {
+  IndexVector<int8_t, 64> t{};
   for (int s = 0; s < 16; ++s) {
-    t.b[4 * s] = t.b[4 * s + 1] = t.b[4 * s + 2] = -128;
-    t.b[4 * s + 3] = static_cast<int8_t>(Pos(s));
+    t.v[4 * s] = t.v[4 * s + 1] = t.v[4 * s + 2] = -128;
+    t.v[4 * s + 3] = static_cast<int8_t>(Pos(s));
   }
   return t;
 }();
@@ -441,7 +397,7 @@ inline constexpr KIndex kDwordTops = [] {
 // uses that fold the 2^-24 into a factor of their own.
 template <class F>
 inline __m512 scale_tops(__m512i table) {
-  return _mm512_cvtepi32_ps(_mm512_shuffle_epi8(table, _mm512_load_si512(kDwordTops<F::scale_pos>.b)));
+  return _mm512_cvtepi32_ps(_mm512_shuffle_epi8(table, _mm512_load_si512(kDwordTops<F::scale_pos>.v)));
 }
 template <class F>
 inline __m512 sub_scales(__m512i table) {

@@ -38,7 +38,8 @@
 
 #include "kernels/avx512/panel_rows.hpp"
 #include "kernels/avx512/weight_loads.hpp"
-#include "kernels/group_rows.hpp"
+#include "kernels/x86/common.hpp"
+#include "kernels/x86/group_rows.hpp"
 #include "kernels/kernels.hpp"
 #include "kernels/prefetch.hpp"
 #include "kernels/unroll.hpp"
@@ -59,12 +60,6 @@ struct StepWeights {
   __m512i lo, hi;
   __m512 scale;
   __m512 min = _mm512_setzero_ps();
-};
-
-// Lane indices for the permutes, as constants.
-template <class T, int N>
-struct Index {
-  alignas(64) T v[N];
 };
 
 // The sum of 16 lanes. (_mm512_reduce_add_ps, the unmasked shuffles and even _mm512_castps512_ps128 start from
@@ -210,8 +205,8 @@ inline __m512 wide_factors(__m512 s0, __m512 s1, __m512 s2, __m512 s3) {
   return _mm512_mask_blend_ps(0x8888, v, s3);
 }
 
-inline constexpr Index<int, 16> kWideGroupIndex = [] {
-  Index<int, 16> idx{};
+inline constexpr IndexVector<int, 16> kWideGroupIndex = [] {
+  IndexVector<int, 16> idx{};
   for (int l = 0; l < 16; ++l) idx.v[l] = wide_group(l);
   return idx;
 }();
@@ -454,8 +449,8 @@ constexpr HalfWindows<N> plan_halves(const int (&at)[N]) {
 // The word permute index: `copies` words a value, word l taking value l / copies (with 4, words 16f + 4g..16f +
 // 4g + 3 take value 4f + g), from the first window or (index 32 on) the second.
 template <int N>
-constexpr Index<short, 32> half_index(const int (&at)[N], HalfWindows<N> w, int copies) {
-  Index<short, 32> idx{};
+constexpr IndexVector<short, 32> half_index(const int (&at)[N], HalfWindows<N> w, int copies) {
+  IndexVector<short, 32> idx{};
   for (int l = 0; l < copies * N; ++l) {
     const int i = l / copies;
     idx.v[l] = static_cast<short>(w.in_first[i] ? (at[i] - w.first) / 2 : 32 + (at[i] - w.second) / 2);
@@ -465,7 +460,8 @@ constexpr Index<short, 32> half_index(const int (&at)[N], HalfWindows<N> w, int 
 
 // Words picked from the two windows of a plan: one two-source word permute.
 template <int N>
-inline __m512i window_words(const uint8_t* p, const HalfWindows<N>& plan, const Index<short, 32>& idx) {
+inline __m512i window_words(const uint8_t* p, const HalfWindows<N>& plan,
+                            const IndexVector<short, 32>& idx) {
   const auto window = [&](int at) {
     if (plan.bytes == 32) return _mm512_zextsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + at)));
     return _mm512_loadu_si512(p + at);
@@ -485,7 +481,7 @@ inline void gather_halves(const uint8_t* p, __m512 (&out)[sizeof...(H) / 4]) {
   static constexpr HalfWindows<kN> kPlan = plan_halves(kAt);
   static_assert((kN == 4 || kN == 8) && ((H % 2 == 0) && ...));
   if constexpr (kPlan.bytes == 32) {
-    static constexpr Index<short, 32> kIdx = half_index(kAt, kPlan, 4);
+    static constexpr IndexVector<short, 32> kIdx = half_index(kAt, kPlan, 4);
     static_assert(kPlan.second >= kPlan.first, "the windows read only bytes between the values");
     const __m512i words = window_words(p, kPlan, kIdx);
     out[0] = _mm512_cvtph_ps(_mm512_castsi512_si256(words));
@@ -524,7 +520,7 @@ inline __m128i block_halves(const uint8_t* p) {
     return _mm_unpacklo_epi64(block_halves<kBlockBytes, kAt, 4>(p),
                               block_halves<kBlockBytes, kAt + 4 * kBlockBytes, 4>(p));
   } else {
-    static constexpr Index<short, 32> kIdx = half_index(kFields.at, kPlan, 1);
+    static constexpr IndexVector<short, 32> kIdx = half_index(kFields.at, kPlan, 1);
     return _mm512_castsi512_si128(window_words(p, kPlan, kIdx));
   }
 }

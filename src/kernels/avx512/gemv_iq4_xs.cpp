@@ -8,7 +8,7 @@
 #include "kernels/avx512/gemv.hpp"
 #include "kernels/avx512/gemv_nibble.hpp"
 #include "kernels/avx512/kernels.hpp"
-#include "kernels/iq4.hpp"
+#include "kernels/x86/iq4.hpp"
 
 namespace ggufmm::kernels::avx512 {
 namespace {

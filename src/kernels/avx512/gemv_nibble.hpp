@@ -34,7 +34,7 @@
 
 #include "kernels/avx512/gemv.hpp"
 #include "kernels/avx512/panel_rows.hpp"
-#include "kernels/iq4.hpp"
+#include "kernels/x86/iq4.hpp"
 #include "kernels/kernels.hpp"
 #include "kernels/prefetch.hpp"
 #include "kernels/unroll.hpp"

@@ -46,7 +46,7 @@ struct Q2KPanel : KPanel<Q2K> {
   static constexpr int chunk(int c, int f) { return 32 * (c / 8) + 8 * f + c % 8; }
   // The sub-scales (the decoding's table, zero-extended into dwords), and d for every sub-block.
   static __m512i multipliers(const uint8_t* p) {
-    return _mm512_shuffle_epi8(block(p).table, _mm512_load_si512(kDwordLanes<Q2K::scale_pos>.b));
+    return _mm512_shuffle_epi8(block(p).table, _mm512_load_si512(kDwordLanes<Q2K::scale_pos>.v));
   }
   static void factors(const uint8_t* p, __m512& scales, __m512& offsets) {
     const KDecoded kd = block(p);

@@ -20,7 +20,9 @@
 #include <cstdint>
 #include <cstring>
 
-namespace ggufmm::kernels {
+#include "kernels/level.hpp"
+
+namespace ggufmm::kernels::GGUFMM_LEVEL {
 namespace {
 
 // Step S from p on, p the start of a unit of a format whose steps are kStepValues long.
@@ -70,4 +72,4 @@ inline void group_rows(const uint8_t* w, size_t row_bytes, const typename Layout
 }
 
 }  // namespace
-}  // namespace ggufmm::kernels
+}  // namespace ggufmm::kernels::GGUFMM_LEVEL

@@ -10,10 +10,10 @@
 
 #include "format/blocks.hpp"
 #include "kernels/kernels.hpp"
+#include "kernels/level.hpp"
 #include "kernels/prefetch.hpp"
-#include "kernels/unroll.hpp"
 
-namespace ggufmm::kernels {
+namespace ggufmm::kernels::GGUFMM_LEVEL {
 namespace {
 
 // The 8 group scales d * l of an IQ4_XS block. Each l is stored as l + 32 in 6 bits: the low 4 in the nibbles of
@@ -43,4 +43,4 @@ inline void iq4_prefetch(const uint8_t* unit) {
 }
 
 }  // namespace
-}  // namespace ggufmm::kernels
+}  // namespace ggufmm::kernels::GGUFMM_LEVEL
