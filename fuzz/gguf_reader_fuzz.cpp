@@ -3,7 +3,6 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "ggufmm/ggufmm.hpp"
 #include "ggufmm/gguf.hpp"
 #include "held_bytes.hpp"
 

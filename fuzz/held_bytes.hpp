@@ -6,7 +6,6 @@
 #include <string>
 #include <variant>
 
-#include "ggufmm/ggufmm.hpp"
 #include "ggufmm/gguf.hpp"
 
 namespace ggufmm::fuzz {

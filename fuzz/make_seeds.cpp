@@ -7,7 +7,6 @@
 #include <string>
 #include <vector>
 
-#include "ggufmm/ggufmm.hpp"
 #include "ggufmm/gguf.hpp"
 
 namespace {

@@ -1,7 +1,6 @@
 // What the fuzzers (fuzz/) found, each once a crash or a sanitizer report, kept as a test of its own.
 #include <gtest/gtest.h>
 
-#include "ggufmm/ggufmm.hpp"
 #include "ggufmm/gguf.hpp"
 #include "temp_dir.hpp"
 
