@@ -1,5 +1,5 @@
 // F32 weights x f32 activations, AVX-512.
-#include "kernels/avx512/gemv_float.hpp"
+#include "kernels/avx512/floats.hpp"
 #include "kernels/avx512/kernels.hpp"
 
 namespace ggufmm::kernels::avx512 {

@@ -4,8 +4,9 @@
 
 #include "format/blocks.hpp"
 #include "format/iq_tables.hpp"
-#include "kernels/avx512/gemv.hpp"
+#include "kernels/avx512/grid8.hpp"
 #include "kernels/avx512/kernels.hpp"
+#include "kernels/avx512/panels.hpp"
 
 namespace ggufmm::kernels::avx512 {
 namespace {
@@ -69,6 +70,6 @@ struct IQ1M {
 }  // namespace
 
 const GemvFn gemv_iq1_m = gemv<Grid8Step<IQ1M>>;
-const PanelDecodeFn panel_iq1_m = panel_rows<Grid8Panel<IQ1M>>;
+const PanelDecodeFn panel_iq1_m = decode_panel<Grid8Panel<IQ1M>>;
 
 }  // namespace ggufmm::kernels::avx512

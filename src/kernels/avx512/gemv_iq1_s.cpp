@@ -3,8 +3,9 @@
 
 #include "format/blocks.hpp"
 #include "format/iq_tables.hpp"
-#include "kernels/avx512/gemv.hpp"
+#include "kernels/avx512/grid8.hpp"
 #include "kernels/avx512/kernels.hpp"
+#include "kernels/avx512/panels.hpp"
 
 namespace ggufmm::kernels::avx512 {
 namespace {
@@ -45,7 +46,7 @@ struct IQ1S {
   }
 };
 
-// A block as a panel run (panel_rows.hpp), symmetric, in eighths as the portable decoder has it: q = 8g + 1 where
+// A block as a panel run (panel_decoder.hpp), symmetric, in eighths as the portable decoder has it: q = 8g + 1 where
 // the group's delta is positive, 8g - 1 where it is negative, and the scale d (2s + 1) / 8 (exact: a power of two
 // apart from ggml's d (2s + 1), whose product with g + delta it equals).
 struct IQ1SPanel {
@@ -69,6 +70,6 @@ struct IQ1SPanel {
 }  // namespace
 
 const GemvFn gemv_iq1_s = gemv<Grid8Step<IQ1S>>;
-const PanelDecodeFn panel_iq1_s = panel_rows<IQ1SPanel>;
+const PanelDecodeFn panel_iq1_s = decode_panel<IQ1SPanel>;
 
 }  // namespace ggufmm::kernels::avx512

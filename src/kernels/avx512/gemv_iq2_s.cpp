@@ -4,8 +4,9 @@
 
 #include "format/blocks.hpp"
 #include "format/iq_tables.hpp"
-#include "kernels/avx512/gemv.hpp"
+#include "kernels/avx512/grid8.hpp"
 #include "kernels/avx512/kernels.hpp"
+#include "kernels/avx512/panels.hpp"
 
 namespace ggufmm::kernels::avx512 {
 namespace {
@@ -40,6 +41,6 @@ struct IQ2S {
 }  // namespace
 
 const GemvFn gemv_iq2_s = gemv<Grid8Step<IQ2S>>;
-const PanelDecodeFn panel_iq2_s = panel_rows<Grid8Panel<IQ2S>>;
+const PanelDecodeFn panel_iq2_s = decode_panel<Grid8Panel<IQ2S>>;
 
 }  // namespace ggufmm::kernels::avx512

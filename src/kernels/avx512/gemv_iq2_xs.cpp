@@ -3,9 +3,10 @@
 // from 4 rows (grid_codes.hpp).
 #include "format/blocks.hpp"
 #include "format/iq_tables.hpp"
-#include "kernels/avx512/gemv.hpp"
+#include "kernels/avx512/grid8.hpp"
 #include "kernels/avx512/grid_codes.hpp"
 #include "kernels/avx512/kernels.hpp"
+#include "kernels/avx512/panels.hpp"
 
 namespace ggufmm::kernels::avx512 {
 namespace {
@@ -57,6 +58,6 @@ struct IQ2XS {
 }  // namespace
 
 const GemvFn gemv_iq2_xs = gemv<Grid8Step<IQ2XS<Grid::Lookup>, IQ2XS<Grid::Loads>, 4>>;
-const PanelDecodeFn panel_iq2_xs = panel_rows<Grid8Panel<IQ2XS<Grid::Lookup>>>;
+const PanelDecodeFn panel_iq2_xs = decode_panel<Grid8Panel<IQ2XS<Grid::Lookup>>>;
 
 }  // namespace ggufmm::kernels::avx512

@@ -2,9 +2,10 @@
 // sign indices under a 4-bit scale. Grid words looked up in registers (grid_codes.hpp).
 #include "format/blocks.hpp"
 #include "format/iq_tables.hpp"
-#include "kernels/avx512/gemv.hpp"
+#include "kernels/avx512/grid8.hpp"
 #include "kernels/avx512/grid_codes.hpp"
 #include "kernels/avx512/kernels.hpp"
+#include "kernels/avx512/panels.hpp"
 
 namespace ggufmm::kernels::avx512 {
 namespace {
@@ -64,6 +65,6 @@ struct IQ2XXS {
 }  // namespace
 
 const GemvFn gemv_iq2_xxs = gemv<Grid8Step<IQ2XXS>>;
-const PanelDecodeFn panel_iq2_xxs = panel_rows<Grid8Panel<IQ2XXS>>;
+const PanelDecodeFn panel_iq2_xxs = decode_panel<Grid8Panel<IQ2XXS>>;
 
 }  // namespace ggufmm::kernels::avx512

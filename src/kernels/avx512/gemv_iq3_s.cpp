@@ -4,9 +4,10 @@
 
 #include "format/blocks.hpp"
 #include "format/iq_tables.hpp"
-#include "kernels/avx512/gemv.hpp"
+#include "kernels/avx512/grid8.hpp"
 #include "kernels/avx512/grid_codes.hpp"
 #include "kernels/avx512/kernels.hpp"
+#include "kernels/avx512/panels.hpp"
 
 namespace ggufmm::kernels::avx512 {
 namespace {
@@ -62,6 +63,6 @@ class IQ3S {
 }  // namespace
 
 const GemvFn gemv_iq3_s = gemv<Grid8Step<IQ3S>>;
-const PanelDecodeFn panel_iq3_s = panel_rows<Grid8Panel<IQ3S>>;
+const PanelDecodeFn panel_iq3_s = decode_panel<Grid8Panel<IQ3S>>;
 
 }  // namespace ggufmm::kernels::avx512

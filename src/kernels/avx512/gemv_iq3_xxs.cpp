@@ -4,9 +4,10 @@
 
 #include "format/blocks.hpp"
 #include "format/iq_tables.hpp"
-#include "kernels/avx512/gemv.hpp"
+#include "kernels/avx512/grid8.hpp"
 #include "kernels/avx512/grid_codes.hpp"
 #include "kernels/avx512/kernels.hpp"
+#include "kernels/avx512/panels.hpp"
 
 namespace ggufmm::kernels::avx512 {
 namespace {
@@ -68,6 +69,6 @@ class IQ3XXS {
 }  // namespace
 
 const GemvFn gemv_iq3_xxs = gemv<Grid8Step<IQ3XXS>>;
-const PanelDecodeFn panel_iq3_xxs = panel_rows<Grid8Panel<IQ3XXS>>;
+const PanelDecodeFn panel_iq3_xxs = decode_panel<Grid8Panel<IQ3XXS>>;
 
 }  // namespace ggufmm::kernels::avx512

@@ -6,9 +6,9 @@
 
 #include "format/blocks.hpp"
 #include "format/iq_tables.hpp"
-#include "kernels/avx512/gemv.hpp"
-#include "kernels/avx512/gemv_nibble.hpp"
 #include "kernels/avx512/kernels.hpp"
+#include "kernels/avx512/nibble.hpp"
+#include "kernels/avx512/panels.hpp"
 
 namespace ggufmm::kernels::avx512 {
 namespace {
@@ -66,6 +66,6 @@ struct IQ4NL {
 }  // namespace
 
 const GemvFn gemv_iq4_nl = gemv_nibble<IQ4NL>;
-const PanelDecodeFn panel_iq4_nl = panel_rows<NibblePanel<IQ4NL>>;
+const PanelDecodeFn panel_iq4_nl = decode_panel<NibblePanel<IQ4NL>>;
 
 }  // namespace ggufmm::kernels::avx512

@@ -5,9 +5,9 @@
 
 #include "format/blocks.hpp"
 #include "format/iq_tables.hpp"
-#include "kernels/avx512/gemv.hpp"
-#include "kernels/avx512/gemv_nibble.hpp"
 #include "kernels/avx512/kernels.hpp"
+#include "kernels/avx512/nibble.hpp"
+#include "kernels/avx512/panels.hpp"
 #include "kernels/x86/iq4.hpp"
 
 namespace ggufmm::kernels::avx512 {
@@ -25,7 +25,7 @@ struct IQ4XS {
 
   static void decode(const uint8_t* row, int64_t u, NibbleWeights (&w)[kSteps]) {
     const auto& b = reinterpret_cast<const format::BlockIQ4_XS*>(row)[u];
-    // Groups 0-3 and 4-7 are 64 contiguous code bytes each, read as two halves (weight_loads.hpp): transpose their
+    // Groups 0-3 and 4-7 are 64 contiguous code bytes each, read as two halves (loads.hpp): transpose their
     // dwords (dword 4L + g from 4g + L, the second half's 8 at index 16 on).
     const __m512i transpose = _mm512_set_epi32(23, 19, 7, 3, 22, 18, 6, 2, 21, 17, 5, 1, 20, 16, 4, 0);
     const auto half = [&](int at) {
@@ -42,7 +42,7 @@ struct IQ4XS {
     w[1].scale = _mm512_broadcast_f32x4(_mm_load_ps(scales + 4));
   }
 
-  // Panels: d, scales_h and scales_l lead the block, one factor piece (panel_rows.hpp), whose 6-bit l + 32 come
+  // Panels: d, scales_h and scales_l lead the block, one factor piece (panel_decoder.hpp), whose 6-bit l + 32 come
   // apart for 16 rows at once: group g's low 4 bits are bits 4g.. of scales_l, its high 2 bits 2g.. of scales_h.
   static __m128i factor_piece(const uint8_t* p, int) {
     static_assert(offsetof(format::BlockIQ4_XS, scales_l) == 4 && sizeof(format::BlockIQ4_XS{}.scales_l) == 4);
@@ -63,6 +63,6 @@ struct IQ4XS {
 }  // namespace
 
 const GemvFn gemv_iq4_xs = gemv_nibble<IQ4XS>;
-const PanelDecodeFn panel_iq4_xs = panel_rows<NibblePanel<IQ4XS>>;
+const PanelDecodeFn panel_iq4_xs = decode_panel<NibblePanel<IQ4XS>>;
 
 }  // namespace ggufmm::kernels::avx512

@@ -1,9 +1,11 @@
-// MXFP4 x int8 activations, AVX-512 VNNI: four blocks a step (gemv_groups.hpp). The codes index the doubled E2M1
+// MXFP4 x int8 activations, AVX-512 VNNI: four blocks a step (groups.hpp). The codes index the doubled E2M1
 // values (plus a bias that makes them unsigned) with one byte shuffle per register; the scale is 2^(e - 128).
 #include "format/blocks.hpp"
 #include "format/fp4.hpp"
-#include "kernels/avx512/gemv_groups.hpp"
+#include "kernels/avx512/block32.hpp"
+#include "kernels/avx512/groups.hpp"
 #include "kernels/avx512/kernels.hpp"
+#include "kernels/avx512/panels.hpp"
 
 namespace ggufmm::kernels::avx512 {
 namespace {
@@ -53,6 +55,6 @@ struct MXFP4 {
 }  // namespace
 
 const GemvFn gemv_mxfp4 = gemv_groups<MXFP4>;
-const PanelDecodeFn panel_mxfp4 = panel_rows<NibbleGroupPanel<MXFP4>>;
+const PanelDecodeFn panel_mxfp4 = decode_panel<NibbleGroupPanel<MXFP4>>;
 
 }  // namespace ggufmm::kernels::avx512

@@ -2,8 +2,9 @@
 #include <cstddef>
 
 #include "format/blocks.hpp"
-#include "kernels/avx512/gemv.hpp"
 #include "kernels/avx512/kernels.hpp"
+#include "kernels/avx512/kquant.hpp"
+#include "kernels/avx512/panels.hpp"
 
 namespace ggufmm::kernels::avx512 {
 namespace {
@@ -37,7 +38,7 @@ struct Q2K {
   }
 };
 
-// Panels transpose the code bytes (panel_rows.hpp): byte m of 32-byte strip j holds values 128j + 32f + m in bits
+// Panels transpose the code bytes (panel_decoder.hpp): byte m of 32-byte strip j holds values 128j + 32f + m in bits
 // 2f, 2f + 1. The 4-bit sub-scales fold into the codes (sc * q <= 45), which leaves the block's d as every
 // sub-block's scale, as the portable decoder has it (format/kquants.cpp).
 struct Q2KPanel : KPanel<Q2K> {
@@ -58,6 +59,6 @@ struct Q2KPanel : KPanel<Q2K> {
 }  // namespace
 
 const GemvFn gemv_q2_K = gemv_k<Q2K>;
-const PanelDecodeFn panel_q2_K = panel_rows<Q2KPanel>;
+const PanelDecodeFn panel_q2_K = decode_panel<Q2KPanel>;
 
 }  // namespace ggufmm::kernels::avx512

@@ -4,8 +4,9 @@
 #include <cstdint>
 
 #include "format/blocks.hpp"
-#include "kernels/avx512/gemv.hpp"
 #include "kernels/avx512/kernels.hpp"
+#include "kernels/avx512/kquant.hpp"
+#include "kernels/avx512/panels.hpp"
 
 namespace ggufmm::kernels::avx512 {
 namespace {
@@ -93,6 +94,6 @@ struct Q3KPanel : KPanel<Q3K> {
 }  // namespace
 
 const GemvFn gemv_q3_K = gemv_k<Q3K>;
-const PanelDecodeFn panel_q3_K = panel_rows<Q3KPanel>;
+const PanelDecodeFn panel_q3_K = decode_panel<Q3KPanel>;
 
 }  // namespace ggufmm::kernels::avx512

@@ -2,13 +2,14 @@
 #include <cstddef>
 
 #include "format/blocks.hpp"
-#include "kernels/avx512/gemv.hpp"
 #include "kernels/avx512/kernels.hpp"
+#include "kernels/avx512/kquant.hpp"
+#include "kernels/avx512/panels.hpp"
 
 namespace ggufmm::kernels::avx512 {
 namespace {
 
-// Panels transpose the code bytes (panel_rows.hpp): 32 bytes hold values 64i..64i+31 in their low nibbles and the
+// Panels transpose the code bytes (panel_decoder.hpp): 32 bytes hold values 64i..64i+31 in their low nibbles and the
 // next 32 in their high nibbles.
 struct Q4KPanel : KPanel<K4Format<format::BlockQ4_K>> {
   static constexpr int kBits = 4;
@@ -20,6 +21,6 @@ struct Q4KPanel : KPanel<K4Format<format::BlockQ4_K>> {
 }  // namespace
 
 const GemvFn gemv_q4_K = gemv_k<K4Format<format::BlockQ4_K>>;
-const PanelDecodeFn panel_q4_K = panel_rows<Q4KPanel>;
+const PanelDecodeFn panel_q4_K = decode_panel<Q4KPanel>;
 
 }  // namespace ggufmm::kernels::avx512

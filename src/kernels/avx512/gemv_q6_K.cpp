@@ -1,8 +1,9 @@
 // Q6_K x int8 activations, AVX-512 VNNI: 6-bit codes biased by 32 (low nibbles plus a plane of 2-bit tops), int8
 // scales per 16 (see the K-quant driver).
 #include "format/blocks.hpp"
-#include "kernels/avx512/gemv.hpp"
 #include "kernels/avx512/kernels.hpp"
+#include "kernels/avx512/kquant.hpp"
+#include "kernels/avx512/panels.hpp"
 
 namespace ggufmm::kernels::avx512 {
 namespace {
@@ -40,6 +41,6 @@ struct Q6K {
 }  // namespace
 
 const GemvFn gemv_q6_K = gemv_k<Q6K>;
-const PanelDecodeFn panel_q6_K = panel_rows<KPanel<Q6K>>;
+const PanelDecodeFn panel_q6_K = decode_panel<KPanel<Q6K>>;
 
 }  // namespace ggufmm::kernels::avx512

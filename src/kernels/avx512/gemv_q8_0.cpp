@@ -1,10 +1,12 @@
-// Q8_0 x int8 activations, AVX-512 VNNI: four blocks a step (gemv_groups.hpp), the signed levels made unsigned
+// Q8_0 x int8 activations, AVX-512 VNNI: four blocks a step (groups.hpp), the signed levels made unsigned
 // by flipping their top bit (level + 128).
 #include <cstddef>
 
 #include "format/blocks.hpp"
-#include "kernels/avx512/gemv_groups.hpp"
+#include "kernels/avx512/block32.hpp"
+#include "kernels/avx512/groups.hpp"
 #include "kernels/avx512/kernels.hpp"
+#include "kernels/avx512/panels.hpp"
 
 namespace ggufmm::kernels::avx512 {
 namespace {
@@ -47,7 +49,7 @@ struct Q8_0 {
   };
 };
 
-// Panels take the code bytes as stored (panel_rows.hpp): code dword c is values 4c..4c+3.
+// Panels take the code bytes as stored (panel_decoder.hpp): code dword c is values 4c..4c+3.
 struct Q8_0Panel : GroupPanel<Q8_0> {
   static constexpr int kBits = 8;
   static const uint8_t* piece(const uint8_t* p, int i) {
@@ -60,6 +62,6 @@ struct Q8_0Panel : GroupPanel<Q8_0> {
 }  // namespace
 
 const GemvFn gemv_q8_0 = gemv_groups<Q8_0>;
-const PanelDecodeFn panel_q8_0 = panel_rows<Q8_0Panel>;
+const PanelDecodeFn panel_q8_0 = decode_panel<Q8_0Panel>;
 
 }  // namespace ggufmm::kernels::avx512

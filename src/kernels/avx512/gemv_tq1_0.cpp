@@ -1,4 +1,4 @@
-// TQ1_0 x int8 activations, AVX-512 VNNI: a block is two steps of 128 values (gemv_groups.hpp).
+// TQ1_0 x int8 activations, AVX-512 VNNI: a block is two steps of 128 values (groups.hpp).
 //
 // A byte packs 5 base-3 digits as a fraction of 256: digit n of byte b is floor(3 * q / 256) with
 // q = b * 3^n mod 256. On 16-bit words, multiplying a byte placed in the high half by 3^n leaves q * 256, and the
@@ -8,8 +8,9 @@
 // Group g < 5 is digit g of bytes 0-31; groups 5 and 6 are digits 0-1 and 2-3 of bytes 32-47; group 7 is digit 4
 // of bytes 32-47, then the 4 digits of the 4 qh bytes (value 16 + 4n + m of the group is digit n of qh[m]).
 #include "format/blocks.hpp"
-#include "kernels/avx512/gemv_groups.hpp"
+#include "kernels/avx512/groups.hpp"
 #include "kernels/avx512/kernels.hpp"
+#include "kernels/avx512/panels.hpp"
 
 namespace ggufmm::kernels::avx512 {
 namespace {
@@ -79,6 +80,6 @@ struct TQ1_0 {
 }  // namespace
 
 const GemvFn gemv_tq1_0 = gemv_groups<TQ1_0>;
-const PanelDecodeFn panel_tq1_0 = panel_rows<GroupPanel<TQ1_0>>;
+const PanelDecodeFn panel_tq1_0 = decode_panel<GroupPanel<TQ1_0>>;
 
 }  // namespace ggufmm::kernels::avx512

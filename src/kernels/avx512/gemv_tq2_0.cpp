@@ -1,9 +1,10 @@
-// TQ2_0 x int8 activations, AVX-512 VNNI: a block is two steps of 128 values (gemv_groups.hpp). Byte j of a
+// TQ2_0 x int8 activations, AVX-512 VNNI: a block is two steps of 128 values (groups.hpp). Byte j of a
 // 32-byte half holds value j of its four groups, group g in bits 2g..2g+1: broadcast to every lane, lane g keeps
 // its group's bits in place (the code times 4^g) with one AND, and its scale is divided by 4^g to match.
 #include "format/blocks.hpp"
-#include "kernels/avx512/gemv_groups.hpp"
+#include "kernels/avx512/groups.hpp"
 #include "kernels/avx512/kernels.hpp"
+#include "kernels/avx512/panels.hpp"
 
 namespace ggufmm::kernels::avx512 {
 namespace {
@@ -39,7 +40,7 @@ struct TQ2_0 {
   };
 };
 
-// A block as a panel run (panel_rows.hpp) of its code bytes: byte m of 32-byte strip j holds values
+// A block as a panel run (panel_decoder.hpp) of its code bytes: byte m of 32-byte strip j holds values
 // 128j + 32f + m in bits 2f, 2f + 1, the level + 1; the block's scale d for every 16 values (ggml's level * d).
 struct TQ2Panel {
   static constexpr int kBlockValues = 256;
@@ -58,6 +59,6 @@ struct TQ2Panel {
 }  // namespace
 
 const GemvFn gemv_tq2_0 = gemv_groups<TQ2_0>;
-const PanelDecodeFn panel_tq2_0 = panel_rows<TQ2Panel>;
+const PanelDecodeFn panel_tq2_0 = decode_panel<TQ2Panel>;
 
 }  // namespace ggufmm::kernels::avx512

@@ -16,7 +16,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "kernels/avx512/gemv.hpp"
+#include "kernels/avx512/grid8.hpp"
 
 namespace ggufmm::kernels::avx512 {
 namespace {

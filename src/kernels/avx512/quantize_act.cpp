@@ -10,7 +10,7 @@
 #include "kernels/avx512/kernels.hpp"
 
 // GCC 12 reports the deliberately undefined lanes of its own AVX-512 intrinsics (_mm512_undefined_*) as
-// uninitialized once they are inlined here: a false positive (as in gemv_nibble.hpp).
+// uninitialized once they are inlined here: a false positive (as in nibble.hpp).
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #endif

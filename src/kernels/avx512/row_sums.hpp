@@ -1,6 +1,6 @@
 // Output rows finished 16 at a time: a gemv driver's accumulators (a vector of lane sums per output row and
 // activation row) summed across lanes for 16 output rows at once, and stored with what lies there before. The
-// codebook, K-quant, nibble and float drivers use it; the group driver (gemv_groups.hpp) says why it does not.
+// codebook, K-quant, nibble and float drivers use it; the group driver (groups.hpp) says why it does not.
 #pragma once
 
 #include <immintrin.h>

@@ -1,7 +1,7 @@
-// The AVX-512 panel decoder driver (a PanelDecodeFn): 256 values of each of 16 weight rows at a time, decoded in
-// registers by the format's own AVX-512 decoding (the one its gemv kernel uses), then turned into the panel layout
+// The AVX-512 panel decoder, decode_panel<F> (a PanelDecodeFn): 256 values of each of 16 weight rows at a time, decoded
+// in registers by the format's own AVX-512 decoding (the one its gemv kernel uses), then turned into the panel layout
 // by 16 x 16 transposes of 32-bit words, which leave word i of every row, values 4i..4i+3, in one register: a chunk.
-// A format supplies:
+// A format supplies, most through an adaptor of its gemv family (panels.hpp):
 //
 //   struct Format {
 //     static constexpr int kBlockValues;  // 32 or 256: a row may end inside a run of 256 values
@@ -180,8 +180,8 @@ inline __m512i folded_codes(__m512i table, __m512i fields) {
 constexpr int nibble_group_chunk(int c, int f) { return 8 * (c / 4) + 4 * f + c % 4; }
 
 template <class F>
-PanelShape panel_rows(const uint8_t* w, size_t row_bytes, int rows, int64_t k, uint8_t* codes, float* scales,
-                      float* offsets, const uint8_t* next, size_t ahead) {
+PanelShape decode_panel(const uint8_t* w, size_t row_bytes, int rows, int64_t k, uint8_t* codes, float* scales,
+                        float* offsets, const uint8_t* next, size_t ahead) {
   constexpr int kRun = 256;
   constexpr int kBlockBytes = F::kRunBytes / (kRun / F::kBlockValues);
   // Decoded formats: one run of every row, by 64-value chunk, the rows past `rows` zero (unused by the others).

@@ -1,5 +1,6 @@
-// A gemv driver for 4-bit formats that store a group of 32 values as 16 bytes, value j in the low nibble of byte j
-// and value j + 16 in its high nibble, each code indexing a table of 16 levels (IQ4_NL, IQ4_XS).
+// The nibble driver of gemv, gemv_nibble<F>: 4-bit formats that store a group of 32 values as 16 bytes, value j
+// in the low nibble of byte j and value j + 16 in its high nibble, each code indexing a table of 16 levels (IQ4_NL,
+// IQ4_XS).
 //
 // A step is 4 groups (128 values). Their 64 code bytes fill one register transposed: dword 4L + g holds bytes
 // 4L..4L+3 of group g. Masking the low nibbles then gives values of the groups' first halves, shifting the high
@@ -32,12 +33,12 @@
 #include <cstdint>
 #include <utility>
 
-#include "kernels/avx512/gemv.hpp"
-#include "kernels/avx512/panel_rows.hpp"
-#include "kernels/x86/iq4.hpp"
+#include "kernels/avx512/loads.hpp"
+#include "kernels/avx512/row_sums.hpp"
 #include "kernels/kernels.hpp"
 #include "kernels/prefetch.hpp"
 #include "kernels/unroll.hpp"
+#include "kernels/x86/iq4.hpp"
 
 // GCC 12 reports the deliberately undefined lanes of its own AVX-512 intrinsics (_mm512_undefined_*) as
 // uninitialized once they are inlined into these large functions: a false positive.
@@ -111,12 +112,6 @@ class NibbleActs {
     int8_t lo[64];
     int8_t hi[64];
   };
-
-  // The first n of 64 bytes (n may be negative or above 64).
-  static __mmask64 prefix_mask(int64_t n) {
-    if (n <= 0) return 0;
-    return n >= 64 ? ~__mmask64{0} : (__mmask64{1} << n) - 1;
-  }
 
   int64_t steps_;
   QStep* q_;
@@ -216,50 +211,6 @@ void gemv_nibble(const uint8_t* w, size_t row_bytes, int64_t m0, int64_t m1, con
   const NibbleActs acts(x, F::kBias);
   with_rows(x.rows, [&]<int NR>() { gemv_nibble_rows<F, NR>(w, row_bytes, m0, m1, acts, x.k, y, ldy, residual); });
 }
-
-// 256 values as a panel run (panel_rows.hpp) of their code bytes (F::group_codes): the panel transposes the code
-// bytes as stored and looks the levels up after; the group scales per 16.
-template <class F>
-struct NibblePanel {
-  static constexpr int kUnits = 256 / F::kUnitValues;
-  static constexpr int kBlockValues = kUnits == 1 ? 256 : kGroup;
-  static constexpr int kRunBytes = kUnits * F::kUnitBytes;
-  static constexpr bool kOffsets = false;
-  static constexpr int kBits = 4;
-
-  static void steps(const uint8_t* p, NibbleWeights (&w)[2]) {
-    if constexpr (kUnits == 1) {
-      F::decode(p, 0, w);
-    } else {
-      for (int u = 0; u < kUnits; ++u) {
-        NibbleWeights step[1];
-        F::decode(p, u, step);
-        w[u] = step[0];
-      }
-    }
-  }
-  static const uint8_t* piece(const uint8_t* p, int i) { return F::group_codes(p, i); }
-  static constexpr int chunk(int c, int f) { return nibble_group_chunk(c, f); }
-  static __m512i codes(__m512i fields) { return level_codes(F::kLevels, fields); }
-  static void factors(const uint8_t* p, __m512& scales, __m512& offsets) {
-    NibbleWeights w[2];
-    steps(p, w);
-    // Group g's scale is element g of its step: it goes to the group's two sub-blocks of 16.
-    const __m512i subs = _mm512_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3, 16, 16, 17, 17, 18, 18, 19, 19);
-    scales = _mm512_permutex2var_ps(w[0].scale, subs, w[1].scale);
-    offsets = _mm512_setzero_ps();
-  }
-  // Formats that give their factor bytes raw (panel_rows.hpp).
-  static constexpr int kFactorPieces = 1;
-  static __m128i factor_piece(const uint8_t* p, int i)
-    requires requires { F::factor_piece(p, i); }
-  {
-    return F::factor_piece(p, i);
-  }
-  static void lane_factors(const __m512i (&words)[1][4], __m512 (&scales)[8], __m512 (&offsets)[8]) {
-    F::lane_factors(words, scales, offsets);
-  }
-};
 
 }  // namespace
 }  // namespace ggufmm::kernels::avx512

@@ -1,5 +1,6 @@
-// An AVX-512 gemv driver for formats whose weights decode, 128 values (four groups of 32) at a time, to unsigned
-// bytes with one scale per group: the 32-value block formats (four blocks a step) and the ternary ones.
+// The AVX-512 group driver of gemv, gemv_groups<F>: formats whose weights decode, 128 values (four groups of 32) at a
+// time, to unsigned bytes with one scale per group: the 32-value block formats (four blocks a step) and the ternary
+// ones.
 //
 // A format decodes a step of weights as codes c = scale_factor * (level + bias) >= 0, one group per 128-bit lane
 // (StepWeights), with a float scale (and min) per lane. The activations are laid out once per call to match, in
@@ -32,17 +33,15 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 #include <type_traits>
 #include <utility>
 
-#include "kernels/avx512/panel_rows.hpp"
-#include "kernels/avx512/weight_loads.hpp"
-#include "kernels/x86/common.hpp"
-#include "kernels/x86/group_rows.hpp"
+#include "kernels/avx512/loads.hpp"
 #include "kernels/kernels.hpp"
 #include "kernels/prefetch.hpp"
 #include "kernels/unroll.hpp"
+#include "kernels/x86/common.hpp"
+#include "kernels/x86/group_rows.hpp"
 
 namespace ggufmm::kernels::avx512 {
 namespace {
@@ -328,12 +327,6 @@ class GroupActs {
   const Chunk* row(int r) const { return data_ + r * chunks_; }
 
  private:
-  // The first n of 64 bytes (n may be negative or above 64).
-  static __mmask64 prefix_mask(int64_t n) {
-    if (n <= 0) return 0;
-    return n >= 64 ? ~__mmask64{0} : (__mmask64{1} << n) - 1;
-  }
-
   int64_t chunks_;
   Chunk* data_;
 };
@@ -408,272 +401,6 @@ void gemv_groups(const uint8_t* w, size_t row_bytes, int64_t m0, int64_t m1, con
     gemv_group_rows<F, WideLayout, NR>(w, row_bytes, m0, m1, acts, x.k, y, ldy, residual);
   });
 }
-
-// ---- Gathering a unit of four 32-value blocks into lanes, with narrow loads (weight_loads.hpp).
-
-// Four runs of 16 bytes at the given byte offsets of a unit, run g in lane g.
-template <int R0, int R1, int R2, int R3>
-inline __m512i gather_runs16(const uint8_t* p) {
-  const auto run = [p](int at) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + at)); };
-  __m512i v = _mm512_castsi128_si512(run(R0));
-  v = _mm512_inserti32x4(v, run(R1), 1);
-  v = _mm512_inserti32x4(v, run(R2), 2);
-  return _mm512_inserti32x4(v, run(R3), 3);
-}
-
-// Where gather_halves finds its f16 values: two windows, the first at the lowest value and the second ending with
-// the highest, of 32 bytes where those hold them all, else of 64 (Q8_0's scales lie 34 bytes apart).
-template <int N>
-struct HalfWindows {
-  int bytes = 0, first = 0, second = 0;
-  bool in_first[N] = {};
-};
-template <int N>
-constexpr HalfWindows<N> plan_halves(const int (&at)[N]) {
-  int low = at[0], high = at[0];
-  for (const int a : at) {
-    low = std::min(low, a);
-    high = std::max(high, a);
-  }
-  for (const int bytes : {32, 64}) {
-    HalfWindows<N> w{bytes, low, high + 2 - bytes, {}};
-    bool all = true;
-    for (int i = 0; i < N; ++i) {
-      w.in_first[i] = at[i] + 2 <= w.first + bytes;
-      all = all && (w.in_first[i] || at[i] >= w.second);
-    }
-    if (all) return w;
-  }
-  return {};
-}
-// The word permute index: `copies` words a value, word l taking value l / copies (with 4, words 16f + 4g..16f +
-// 4g + 3 take value 4f + g), from the first window or (index 32 on) the second.
-template <int N>
-constexpr IndexVector<short, 32> half_index(const int (&at)[N], HalfWindows<N> w, int copies) {
-  IndexVector<short, 32> idx{};
-  for (int l = 0; l < copies * N; ++l) {
-    const int i = l / copies;
-    idx.v[l] = static_cast<short>(w.in_first[i] ? (at[i] - w.first) / 2 : 32 + (at[i] - w.second) / 2);
-  }
-  return idx;
-}
-
-// Words picked from the two windows of a plan: one two-source word permute.
-template <int N>
-inline __m512i window_words(const uint8_t* p, const HalfWindows<N>& plan,
-                            const IndexVector<short, 32>& idx) {
-  const auto window = [&](int at) {
-    if (plan.bytes == 32) return _mm512_zextsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + at)));
-    return _mm512_loadu_si512(p + at);
-  };
-  return _mm512_permutex2var_epi16(window(plan.first), _mm512_load_si512(idx.v), window(plan.second));
-}
-
-// Four or eight f16 values at the given (even) byte offsets of a unit, converted and spread over 4 lanes each:
-// value 4f + g in lanes 4g..4g+3 of out[f]. Values that two 32-byte windows hold come from those; four further
-// apart (Q8_0's, 34 bytes) are broadcast one by one: 64-byte windows, which mostly straddle two lines, cost Q8_0
-// gemv at one activation row a sixth of its rate from memory (Zen 5, experts of 768 x 2048, one core, calls
-// alternated, in the wide layout: 20 -> 24 and 25 -> 29 GB/s; 2 to 4 rows tied) and a fifth in L2.
-template <int... H>
-inline void gather_halves(const uint8_t* p, __m512 (&out)[sizeof...(H) / 4]) {
-  constexpr int kN = sizeof...(H);
-  static constexpr int kAt[kN] = {H...};
-  static constexpr HalfWindows<kN> kPlan = plan_halves(kAt);
-  static_assert((kN == 4 || kN == 8) && ((H % 2 == 0) && ...));
-  if constexpr (kPlan.bytes == 32) {
-    static constexpr IndexVector<short, 32> kIdx = half_index(kAt, kPlan, 4);
-    static_assert(kPlan.second >= kPlan.first, "the windows read only bytes between the values");
-    const __m512i words = window_words(p, kPlan, kIdx);
-    out[0] = _mm512_cvtph_ps(_mm512_castsi512_si256(words));
-    if constexpr (kN == 8) out[1] = _mm512_cvtph_ps(_mm512_extracti64x4_epi64(words, 1));
-  } else {
-    static_assert(kN == 4, "eight values too far apart for two 32-byte windows");
-    const auto spread = [p](int at) {
-      int16_t half;
-      std::memcpy(&half, p + at, sizeof half);
-      return _mm256_set1_epi16(half);
-    };
-    __m256i words = _mm256_blend_epi32(spread(kAt[0]), spread(kAt[1]), 0x0c);  // dwords 2g, 2g + 1: value g
-    words = _mm256_blend_epi32(words, spread(kAt[2]), 0x30);
-    words = _mm256_blend_epi32(words, spread(kAt[3]), 0xc0);
-    out[0] = _mm512_cvtph_ps(words);
-  }
-}
-
-// The byte offsets of an f16 field (at kAt) in N consecutive blocks.
-template <int kBlockBytes, int kAt, int N>
-struct BlockFields {
-  int at[N];
-  constexpr BlockFields() : at{} {
-    for (int i = 0; i < N; ++i) at[i] = kAt + i * kBlockBytes;
-  }
-};
-
-// The f16 field at byte kAt of each of N (8 or 4) consecutive blocks, as words 0..N-1 in block order: one
-// permute of two windows where those hold all N, else one for each half (Q8_0's, 34 bytes apart).
-template <int kBlockBytes, int kAt, int N = 8>
-inline __m128i block_halves(const uint8_t* p) {
-  static constexpr BlockFields<kBlockBytes, kAt, N> kFields;
-  static constexpr HalfWindows<N> kPlan = plan_halves(kFields.at);
-  if constexpr (kPlan.bytes == 0) {
-    static_assert(N == 8, "blocks too far apart for two windows");
-    return _mm_unpacklo_epi64(block_halves<kBlockBytes, kAt, 4>(p),
-                              block_halves<kBlockBytes, kAt + 4 * kBlockBytes, 4>(p));
-  } else {
-    static constexpr IndexVector<short, 32> kIdx = half_index(kFields.at, kPlan, 1);
-    return _mm512_castsi512_si128(window_words(p, kPlan, kIdx));
-  }
-}
-
-// Low and high nibbles of 16 code bytes per lane: values 0-15 and 16-31 of each block.
-inline void split_nibbles(__m512i codes, __m512i& lo, __m512i& hi) {
-  const __m512i low = _mm512_set1_epi8(0x0f);
-  lo = _mm512_and_si512(codes, low);
-  hi = _mm512_and_si512(_mm512_srli_epi16(codes, 4), low);
-}
-
-// Adds 16 to the codes whose fifth bit is set: bit j of block g's 32-bit qh (at byte kQh of the block) belongs to
-// value j, that is byte j of lane g of lo for j < 16, byte j - 16 of lane g of hi for the rest.
-template <int kBlockBytes, int kQh>
-inline void add_fifth_bits(const uint8_t* p, __m512i& lo, __m512i& hi) {
-  uint64_t lo_bits = 0, hi_bits = 0;
-  for (int g = 0; g < kStepGroups; ++g) {
-    uint32_t qh;
-    std::memcpy(&qh, p + kQh + g * kBlockBytes, sizeof qh);
-    lo_bits |= static_cast<uint64_t>(qh & 0xffff) << (16 * g);
-    hi_bits |= static_cast<uint64_t>(qh >> 16) << (16 * g);
-  }
-  const __m512i sixteen = _mm512_set1_epi8(16);
-  lo = _mm512_mask_add_epi8(lo, _cvtu64_mask64(lo_bits), lo, sixteen);
-  hi = _mm512_mask_add_epi8(hi, _cvtu64_mask64(hi_bits), hi, sixteen);
-}
-
-// Q4_0, Q4_1, Q5_0, Q5_1, four blocks a unit: the levels are the codes, the _0 formats centre them with the bias
-// (8 or 16), the _1 formats add their min.
-template <class Block>
-struct Legacy32 {
-  static constexpr bool kHasMin = requires(const Block& b) { b.m; };
-  static constexpr bool kHasFifthBit = requires(const Block& b) { b.qh; };
-  static constexpr int kBlockValues = 32;
-  static constexpr int kUnitValues = kStepValues;
-  static constexpr int kBlockBytes = sizeof(Block);
-  static constexpr int kUnitBytes = kStepGroups * kBlockBytes;
-  static constexpr int kLevelBias = kHasMin ? 0 : kHasFifthBit ? 16 : 8;
-  static constexpr int kBias[kStepGroups] = {kLevelBias, kLevelBias, kLevelBias, kLevelBias};
-  static constexpr int kCodesAt = offsetof(Block, qs);
-  static constexpr int kScaleAt = offsetof(Block, d);
-  static constexpr int kMinAt = [] {
-    if constexpr (kHasMin) return static_cast<int>(offsetof(Block, m));
-    return -1;
-  }();
-
-  // Panels (NibbleGroupPanel): nibbles (codes, 0-15 a byte) to panel codes, level + 128.
-  static __m512i panel_codes(__m512i nibbles) {
-    return _mm512_add_epi8(nibbles, _mm512_set1_epi8(static_cast<char>(128 - kLevelBias)));
-  }
-
-  struct Unit {
-    StepWeights w;
-
-    explicit Unit(const uint8_t* p) {
-      constexpr int q = kCodesAt, d = kScaleAt, b = kBlockBytes;
-      split_nibbles(gather_runs16<q, q + b, q + 2 * b, q + 3 * b>(p), w.lo, w.hi);
-      if constexpr (kHasFifthBit) add_fifth_bits<kBlockBytes, offsetof(Block, qh)>(p, w.lo, w.hi);
-      if constexpr (kHasMin) {
-        constexpr int m = kMinAt;
-        __m512 factors[2];
-        gather_halves<d, d + b, d + 2 * b, d + 3 * b, m, m + b, m + 2 * b, m + 3 * b>(p, factors);
-        w.scale = factors[0];
-        w.min = factors[1];
-      } else {
-        __m512 scales[1];
-        gather_halves<d, d + b, d + 2 * b, d + 3 * b>(p, scales);
-        w.scale = scales[0];
-      }
-    }
-    template <int S>
-    const StepWeights& step() const {
-      return w;
-    }
-  };
-};
-
-// A step's values in value order (for panels): group g's first half (lane g of lo), then its second (lane g of
-// hi), for g = 0, 1 in `first` and 2, 3 in `second`.
-inline void value_order(__m512i lo, __m512i hi, __m512i& first, __m512i& second) {
-  first = _mm512_permutex2var_epi64(lo, _mm512_set_epi64(11, 10, 3, 2, 9, 8, 1, 0), hi);
-  second = _mm512_permutex2var_epi64(lo, _mm512_set_epi64(15, 14, 7, 6, 13, 12, 5, 4), hi);
-}
-
-// 256 values (two units of four 32-value blocks, or one unit of two steps) as a panel run (panel_rows.hpp): the
-// levels less their bias in value order, each group's scale, and its min negated as the offset (w = d * level + m
-// is d * level - (-m), exactly). For formats whose codes are the levels plus one bias.
-template <class F>
-struct GroupPanel {
-  static_assert(F::kBias[0] == F::kBias[1] && F::kBias[0] == F::kBias[2] && F::kBias[0] == F::kBias[3]);
-  static constexpr int kUnits = 2 * kStepValues / F::kUnitValues;
-  static constexpr int kBlockValues = F::kBlockValues;
-  static constexpr int kRunBytes = kUnits * F::kUnitBytes;
-  static constexpr bool kOffsets = F::kHasMin;
-  static void steps(const uint8_t* p, StepWeights (&w)[2]) {
-    if constexpr (kUnits == 2) {
-      w[0] = typename F::Unit(p).template step<0>();
-      w[1] = typename F::Unit(p + F::kUnitBytes).template step<0>();
-    } else {
-      const typename F::Unit unit(p);
-      w[0] = unit.template step<0>();
-      w[1] = unit.template step<1>();
-    }
-  }
-  static void factors_of(const StepWeights (&w)[2], __m512& scales, __m512& offsets) {
-    // Group g's factors sit in lanes 4g..4g+3 of its step: each goes to the group's two sub-blocks of 16.
-    const __m512i subs = _mm512_set_epi32(28, 28, 24, 24, 20, 20, 16, 16, 12, 12, 8, 8, 4, 4, 0, 0);
-    scales = _mm512_permutex2var_ps(w[0].scale, subs, w[1].scale);
-    offsets = F::kHasMin ? negated(_mm512_permutex2var_ps(w[0].min, subs, w[1].min)) : _mm512_setzero_ps();
-  }
-  static void decode(const uint8_t* p, __m512i (&q)[4], __m512& scales, __m512& offsets) {
-    StepWeights w[2];
-    steps(p, w);
-    const __m512i bias = _mm512_set1_epi8(static_cast<char>(F::kBias[0]));
-    for (int u = 0; u < 2; ++u) {
-      value_order(_mm512_sub_epi8(w[u].lo, bias), _mm512_sub_epi8(w[u].hi, bias), q[2 * u], q[2 * u + 1]);
-    }
-    factors_of(w, scales, offsets);
-  }
-  // The scales and offsets alone, for the formats whose panels take the code bytes (panel_rows.hpp).
-  static void factors(const uint8_t* p, __m512& scales, __m512& offsets) {
-    StepWeights w[2];
-    steps(p, w);
-    factors_of(w, scales, offsets);
-  }
-  // Where blocks keep their scale (and min) as f16 fields: those of a run's 8 blocks as its factor pieces
-  // (panel_rows.hpp), scales then mins.
-  static constexpr int kFactorPieces = F::kHasMin ? 2 : 1;
-  static __m128i factor_piece(const uint8_t* p, int i)
-    requires requires { F::kScaleAt; }
-  {
-    if constexpr (F::kHasMin) {
-      if (i == 1) return block_halves<F::kBlockBytes, F::kMinAt>(p);
-    }
-    return block_halves<F::kBlockBytes, F::kScaleAt>(p);
-  }
-  static void lane_factors(const __m512i (&words)[kFactorPieces][4], __m512 (&scales)[8], __m512 (&offsets)[8]) {
-    for (int b = 0; b < 8; ++b) {
-      scales[b] = f16_lanes(words[0][b / 2], b % 2);
-      offsets[b] = F::kHasMin ? negated(f16_lanes(words[kFactorPieces - 1][b / 2], b % 2)) : _mm512_setzero_ps();
-    }
-  }
-};
-
-// GroupPanel for formats of 4-bit codes, 16 bytes a block at F::kCodesAt (byte j: values j and 16 + j), whose
-// panels transpose the code bytes (panel_rows.hpp) and turn the nibbles into codes with F::panel_codes.
-template <class F>
-struct NibbleGroupPanel : GroupPanel<F> {
-  static constexpr int kBits = 4;
-  static const uint8_t* piece(const uint8_t* p, int i) { return p + i * F::kBlockBytes + F::kCodesAt; }
-  static constexpr int chunk(int c, int f) { return nibble_group_chunk(c, f); }
-  static __m512i codes(__m512i fields) { return F::panel_codes(fields); }
-};
 
 }  // namespace
 }  // namespace ggufmm::kernels::avx512
