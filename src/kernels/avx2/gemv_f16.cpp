@@ -1,5 +1,5 @@
 // F16 weights x f32 activations, AVX2.
-#include "kernels/avx2/gemv_float.hpp"
+#include "kernels/avx2/floats.hpp"
 #include "kernels/avx2/kernels.hpp"
 
 namespace ggufmm::kernels::GGUFMM_LEVEL {

@@ -2,7 +2,7 @@
 // scale per 16 values.
 #include "format/blocks.hpp"
 #include "format/iq_tables.hpp"
-#include "kernels/avx2/gemv.hpp"
+#include "kernels/avx2/grid8.hpp"
 #include "kernels/avx2/kernels.hpp"
 
 namespace ggufmm::kernels::GGUFMM_LEVEL {

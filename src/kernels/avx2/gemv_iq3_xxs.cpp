@@ -1,7 +1,7 @@
 // IQ3_XXS x int8 activations, AVX2 / AVX-VNNI: the codebook step (Grid8Step) with a group's 8 grid words of 4 values.
 #include "format/blocks.hpp"
 #include "format/iq_tables.hpp"
-#include "kernels/avx2/gemv.hpp"
+#include "kernels/avx2/grid8.hpp"
 #include "kernels/avx2/kernels.hpp"
 
 namespace ggufmm::kernels::GGUFMM_LEVEL {

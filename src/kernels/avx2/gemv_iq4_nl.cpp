@@ -3,9 +3,9 @@
 
 #include "format/blocks.hpp"
 #include "format/iq_tables.hpp"
-#include "kernels/avx2/gemv.hpp"
-#include "kernels/avx2/gemv_nibble.hpp"
 #include "kernels/avx2/kernels.hpp"
+#include "kernels/avx2/nibble.hpp"
+#include "kernels/avx2/rows.hpp"
 #include "kernels/x86/iq4.hpp"
 
 namespace ggufmm::kernels::GGUFMM_LEVEL {
@@ -20,7 +20,7 @@ struct IQ4NL {
     iq4_prefetch<sizeof b>(reinterpret_cast<const uint8_t*>(&b));
     const float dw = half(b.d);
     float scale[NR];
-    for (int r = 0; r < NR; ++r) scale[r] = dw * act_scale(x, r, i / kGroup);
+    for (int r = 0; r < NR; ++r) scale[r] = dw * act_group_scale(x, r, i / kGroup);
     dot_nibble_group<NR>(decode_nibble_group(nibble_tables(format::kIQ4Values), b.qs), x, i, scale, 1, acc);
   }
 };

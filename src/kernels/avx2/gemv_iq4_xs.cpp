@@ -3,9 +3,9 @@
 
 #include "format/blocks.hpp"
 #include "format/iq_tables.hpp"
-#include "kernels/avx2/gemv.hpp"
-#include "kernels/avx2/gemv_nibble.hpp"
 #include "kernels/avx2/kernels.hpp"
+#include "kernels/avx2/nibble.hpp"
+#include "kernels/avx2/rows.hpp"
 #include "kernels/x86/iq4.hpp"
 
 namespace ggufmm::kernels::GGUFMM_LEVEL {

@@ -1,10 +1,10 @@
-// MXFP4 x int8 activations, AVX2 / AVX-VNNI: two blocks a step (gemv_groups.hpp). The codes index the doubled E2M1
+// MXFP4 x int8 activations, AVX2 / AVX-VNNI: two blocks a step (groups.hpp). The codes index the doubled E2M1
 // values (plus a bias that makes them unsigned) with one byte shuffle per register; the scale is 2^(e - 128).
 #include <bit>
 
 #include "format/blocks.hpp"
 #include "format/fp4.hpp"
-#include "kernels/avx2/gemv_groups.hpp"
+#include "kernels/avx2/block32.hpp"
 #include "kernels/avx2/kernels.hpp"
 
 namespace ggufmm::kernels::GGUFMM_LEVEL {

@@ -1,7 +1,7 @@
 // Q2_K x int8 activations, AVX2 / AVX-VNNI: 2-bit codes, a 4-bit scale and min per 16 (see the K-quant driver).
 #include "format/blocks.hpp"
-#include "kernels/avx2/gemv.hpp"
 #include "kernels/avx2/kernels.hpp"
+#include "kernels/avx2/kquant.hpp"
 
 namespace ggufmm::kernels::GGUFMM_LEVEL {
 namespace {

@@ -3,8 +3,8 @@
 #include <cstring>
 
 #include "format/blocks.hpp"
-#include "kernels/avx2/gemv.hpp"
 #include "kernels/avx2/kernels.hpp"
+#include "kernels/avx2/kquant.hpp"
 
 namespace ggufmm::kernels::GGUFMM_LEVEL {
 namespace {

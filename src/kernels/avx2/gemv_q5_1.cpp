@@ -1,6 +1,6 @@
-// Q5_1 x int8 activations, AVX2 / AVX-VNNI: two blocks a step (gemv_groups.hpp).
+// Q5_1 x int8 activations, AVX2 / AVX-VNNI: two blocks a step (groups.hpp).
 #include "format/blocks.hpp"
-#include "kernels/avx2/gemv_groups.hpp"
+#include "kernels/avx2/block32.hpp"
 #include "kernels/avx2/kernels.hpp"
 
 namespace ggufmm::kernels::GGUFMM_LEVEL {

@@ -1,8 +1,8 @@
 // Q6_K x int8 activations, AVX2 / AVX-VNNI: 6-bit codes biased by 32 (low nibbles plus a plane of 2-bit tops),
 // int8 scales per 16 (see the K-quant driver).
 #include "format/blocks.hpp"
-#include "kernels/avx2/gemv.hpp"
 #include "kernels/avx2/kernels.hpp"
+#include "kernels/avx2/kquant.hpp"
 
 namespace ggufmm::kernels::GGUFMM_LEVEL {
 namespace {

@@ -1,7 +1,7 @@
-// Q8_0 x int8 activations, AVX2 / AVX-VNNI: two blocks a step (gemv_groups.hpp). With VNNI the signed levels are
-// made unsigned by flipping their top bit (level + 128); plain AVX2 keeps them signed (see dot_step).
+// Q8_0 x int8 activations, AVX2 / AVX-VNNI: two blocks a step (groups.hpp). With VNNI the signed levels are
+// made unsigned by flipping their top bit (level + 128); plain AVX2 keeps them signed (see dot_pair).
 #include "format/blocks.hpp"
-#include "kernels/avx2/gemv_groups.hpp"
+#include "kernels/avx2/block32.hpp"
 #include "kernels/avx2/kernels.hpp"
 
 namespace ggufmm::kernels::GGUFMM_LEVEL {

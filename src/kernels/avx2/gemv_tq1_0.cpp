@@ -1,4 +1,4 @@
-// TQ1_0 x int8 activations, AVX2 / AVX-VNNI: a block is four steps of 64 values (gemv_groups.hpp).
+// TQ1_0 x int8 activations, AVX2 / AVX-VNNI: a block is four steps of 64 values (groups.hpp).
 //
 // A byte packs 5 base-3 digits as a fraction of 256: digit n of byte b is floor(3 * q / 256) with
 // q = b * 3^n mod 256. On 16-bit words, multiplying a byte placed in the high half by 3^n leaves q * 256, and the
@@ -8,7 +8,7 @@
 // Group g < 5 is digit g of bytes 0-31; groups 5 and 6 are digits 0-1 and 2-3 of bytes 32-47; group 7 is digit 4
 // of bytes 32-47, then the 4 digits of the 4 qh bytes (value 16 + 4n + m of the group is digit n of qh[m]).
 #include "format/blocks.hpp"
-#include "kernels/avx2/gemv_groups.hpp"
+#include "kernels/avx2/block32.hpp"
 #include "kernels/avx2/kernels.hpp"
 
 namespace ggufmm::kernels::GGUFMM_LEVEL {

@@ -1,9 +1,10 @@
-// TQ2_0 x int8 activations, AVX2 / AVX-VNNI: a block is four steps of 64 values (gemv_groups.hpp). Byte j of a
+// TQ2_0 x int8 activations, AVX2 / AVX-VNNI: a block is four steps of 64 values (groups.hpp). Byte j of a
 // 32-byte half holds value j of its four groups, group g in bits 2g..2g+1: broadcast to both lanes, each lane
 // shifts its group's bits down and masks them.
 #include "format/blocks.hpp"
-#include "kernels/avx2/gemv_groups.hpp"
+#include "kernels/avx2/groups.hpp"
 #include "kernels/avx2/kernels.hpp"
+#include "kernels/x86/common.hpp"
 
 namespace ggufmm::kernels::GGUFMM_LEVEL {
 namespace {

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "kernels/avx2/dot.hpp"
 #include "kernels/avx2/kernels.hpp"
 #include "kernels/tile.hpp"
 
@@ -20,12 +21,6 @@ namespace ggufmm::kernels::GGUFMM_LEVEL {
 namespace {
 
 constexpr int kRowsPerStep = 3;
-
-#if defined(__AVXVNNI__)
-constexpr bool kVnni = true;
-#else
-constexpr bool kVnni = false;
-#endif
 
 inline __m256i broadcast_i32(const int8_t* p) {
   int32_t v;

@@ -1,4 +1,4 @@
-// The row loop that the SIMD levels' group gemv drivers (avx2/ and avx512/gemv_groups.hpp) share: a level supplies
+// The row loop that the SIMD levels' group gemv drivers (avx2/ and avx512/groups.hpp) share: a level supplies
 // its step size, its accumulators and its layouts (which activation chunks a piece of weights meets, and the dot
 // products), and this header walks weight rows over those pieces. Each level's kernel files compile their own copy.
 //

@@ -1,6 +1,6 @@
-// The AVX2 / AVX-VNNI counterpart of avx512/gemv_groups.hpp: formats whose weights decode, 64 values (two groups
-// of 32) at a time, to unsigned bytes with one scale per group; the 32-value block formats (two blocks a step) and
-// the ternary ones.
+// The AVX2 / AVX-VNNI group driver of gemv, gemv_groups<F>, the counterpart of avx512/groups.hpp: formats whose weights
+// decode, 64 values (two groups of 32) at a time, to unsigned bytes with one scale per group; the 32-value block
+// formats (two blocks a step) and the ternary ones.
 //
 // A format decodes a step of weights as codes c = level + bias >= 0, one group per 128-bit lane (StepWeights), with
 // a float scale (and min) per lane. The activations are laid out once per call to match, in one of two layouts
@@ -19,7 +19,7 @@
 //     static constexpr int kBlockValues;  // 32 (a row may end inside a unit), or kUnitValues
 //     static constexpr int kBias;         // the codes' bias: the integer sums are kBias * qsum too large
 //     static constexpr int kMaxCode;      // at most 64 where the plain AVX2 dot products add pairs in int16
-//     (static constexpr bool kSignedLevels;  where present and true: signed levels, no bias; see dot_step)
+//     (static constexpr bool kSignedLevels;  where present and true: signed levels, no bias; see dot_pair)
 //     static constexpr bool kHasMin;      // w = d * level + m: StepWeights::min is used
 //     struct Unit {
 //       explicit Unit(const uint8_t* p);  // p: the unit's first byte
@@ -36,12 +36,13 @@
 #include <type_traits>
 #include <utility>
 
-#include "kernels/avx2/gemv.hpp"
-#include "kernels/x86/group_rows.hpp"
+#include "kernels/avx2/dot.hpp"
+#include "kernels/avx2/rows.hpp"
 #include "kernels/kernels.hpp"
+#include "kernels/level.hpp"
 #include "kernels/prefetch.hpp"
 #include "kernels/unroll.hpp"
-#include "kernels/level.hpp"
+#include "kernels/x86/group_rows.hpp"
 
 namespace ggufmm::kernels::GGUFMM_LEVEL {
 namespace {
@@ -80,11 +81,6 @@ template <class F>
     };
     return _mm256_add_epi32(seed, _mm256_add_epi32(one(a, xa), one(b, xb)));
   } else {
-#if defined(__AVXVNNI__)
-    constexpr bool kVnni = true;
-#else
-    constexpr bool kVnni = false;
-#endif
     // Without VNNI a pair of products is at most 2 * 64 * 127 in magnitude, so the two registers' pairs add in
     // int16 unsaturated.
     static_assert(kVnni || F::kMaxCode <= 64);
@@ -373,76 +369,6 @@ void gemv_groups(const uint8_t* w, size_t row_bytes, int64_t m0, int64_t m1, con
     gemv_group_rows<F, WideLayout, NR>(w, row_bytes, m0, m1, acts, x.k, y, ldy, residual);
   });
 }
-
-// ---- Decoding helpers for two 32-value blocks.
-
-// Two runs of 16 bytes at byte offsets a and b of p: a in the low lane, b in the high one.
-inline __m256i two_runs(const uint8_t* p, int a, int b) {
-  return _mm256_loadu2_m128i(reinterpret_cast<const __m128i*>(p + b), reinterpret_cast<const __m128i*>(p + a));
-}
-
-// Two f16 values, converted: a in the low 4 lanes, b in the high 4.
-inline __m256 two_halves(uint16_t a, uint16_t b) {
-  const __m128i both = _mm_cvtsi32_si128(static_cast<int>(a | static_cast<uint32_t>(b) << 16));
-  return _mm256_cvtph_ps(_mm_shuffle_epi8(both, _mm_setr_epi8(0, 1, 0, 1, 0, 1, 0, 1, 2, 3, 2, 3, 2, 3, 2, 3)));
-}
-
-// Low and high nibbles of 16 code bytes per lane: values 0-15 and 16-31 of each block.
-inline void split_nibbles(__m256i codes, __m256i& lo, __m256i& hi) {
-  const __m256i low = _mm256_set1_epi8(0x0f);
-  lo = _mm256_and_si256(codes, low);
-  hi = _mm256_and_si256(_mm256_srli_epi16(codes, 4), low);
-}
-
-// `value` where bit j of `bits` is set, for byte j of 32.
-inline __m256i bytes_where(uint32_t bits, __m256i value) {
-  const __m256i spread = _mm256_shuffle_epi8(_mm256_set1_epi32(static_cast<int>(bits)),
-                                             _mm256_setr_epi64x(0, 0x0101010101010101, 0x0202020202020202,
-                                                                0x0303030303030303));
-  const __m256i bit = _mm256_set1_epi64x(static_cast<int64_t>(0x8040201008040201));
-  return _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(spread, bit), bit), value);
-}
-
-// Q4_0, Q4_1, Q5_0, Q5_1, two blocks a unit: the levels are the codes, the _0 formats centre them with the bias
-// (8 or 16), the _1 formats add their min.
-template <class Block>
-struct Legacy32 {
-  static constexpr bool kHasMin = requires(const Block& b) { b.m; };
-  static constexpr bool kHasFifthBit = requires(const Block& b) { b.qh; };
-  static constexpr int kBlockValues = 32;
-  static constexpr int kUnitValues = kStepValues;
-  static constexpr int kBlockBytes = sizeof(Block);
-  static constexpr int kUnitBytes = kStepGroups * kBlockBytes;
-  static constexpr int kBias = kHasMin ? 0 : kHasFifthBit ? 16 : 8;
-  static constexpr int kMaxCode = kHasFifthBit ? 31 : 15;
-
-  struct Unit {
-    StepWeights w;
-
-    explicit Unit(const uint8_t* p) {
-      constexpr int q = offsetof(Block, qs), d = offsetof(Block, d), b = kBlockBytes;
-      split_nibbles(two_runs(p, q, q + b), w.lo, w.hi);
-      if constexpr (kHasFifthBit) {
-        // Bit j of qh is value j's: bits 0-15 of both blocks go to lo, bits 16-31 to hi.
-        uint32_t qh0, qh1;
-        std::memcpy(&qh0, p + offsetof(Block, qh), sizeof qh0);
-        std::memcpy(&qh1, p + b + offsetof(Block, qh), sizeof qh1);
-        const __m256i sixteen = _mm256_set1_epi8(16);
-        w.lo = _mm256_or_si256(w.lo, bytes_where((qh0 & 0xffff) | qh1 << 16, sixteen));
-        w.hi = _mm256_or_si256(w.hi, bytes_where(qh0 >> 16 | (qh1 & 0xffff0000), sixteen));
-      }
-      w.scale = two_halves(load_half(p + d), load_half(p + b + d));
-      if constexpr (kHasMin) {
-        constexpr int m = offsetof(Block, m);
-        w.min = two_halves(load_half(p + m), load_half(p + b + m));
-      }
-    }
-    template <int S>
-    const StepWeights& step() const {
-      return w;
-    }
-  };
-};
 
 }  // namespace
 }  // namespace ggufmm::kernels::GGUFMM_LEVEL

@@ -11,11 +11,11 @@
 
 #include <cstdint>
 
-#include "kernels/avx2/gemv.hpp"
+#include "kernels/avx2/dot.hpp"
+#include "kernels/avx2/rows.hpp"
 #include "kernels/kernels.hpp"
-#include "kernels/prefetch.hpp"
-#include "kernels/unroll.hpp"
 #include "kernels/level.hpp"
+#include "kernels/x86/common.hpp"
 
 namespace ggufmm::kernels::GGUFMM_LEVEL {
 namespace {

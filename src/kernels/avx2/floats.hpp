@@ -4,7 +4,14 @@
 
 #include <immintrin.h>
 
-#include "kernels/avx2/gemv.hpp"
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels/avx2/rows.hpp"
+#include "kernels/kernels.hpp"
+#include "kernels/level.hpp"
+#include "kernels/prefetch.hpp"
+#include "kernels/unroll.hpp"
 
 namespace ggufmm::kernels::GGUFMM_LEVEL {
 namespace {
