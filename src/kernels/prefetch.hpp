@@ -11,15 +11,14 @@
 namespace ggufmm::kernels {
 
 // Weights stream through once, and decoding them is slow enough that the hardware prefetcher falls behind on a
-// loaded machine (measured: K-quant gemv streams 40 % more with it): ask for the lines of a block 4 KB on in the
-// order they are read. 4 KB rather than 2 lets TQ2_0 stream 20 % more; 8 KB gains nothing.
+// loaded machine: the kernels ask for the lines of a block 4 KB on, in the order they read them. 4 KB streamed
+// best of 2, 4 and 8 (docs/performance.md, Prefetching).
 // (A prefetch never faults; the address is formed as an integer, as it may lie past the end of the weight.)
 inline constexpr size_t kPrefetchAhead = 4096;
 
 // Where the lines go. With one or two activation rows a kernel streams, and the weight's lines wait in L2, where
-// they do not evict the activations that every weight row reads again (Zen 4, 32 KiB L1, k = 14336: 1.13 to 1.35
-// times as fast as into L1). With more rows the arithmetic binds, and every row reads each line: it waits in L1
-// (4 to 8 rows: 1.1 to 1.2 times as fast as in L2).
+// they do not evict the activations that every weight row reads again. With more rows the arithmetic binds, and
+// every row reads each line: it waits in L1 (docs/performance.md, Prefetching).
 enum class Cache { L1, L2 };
 constexpr Cache weight_cache(int rows) { return rows <= 2 ? Cache::L2 : Cache::L1; }
 
@@ -41,8 +40,8 @@ inline void prefetch_lines(uintptr_t at) {
 
 // Rows read a slice [j0, j1) of their blocks each, row after row (so that the slice's activations stay in L1
 // across the rows): a cursor on the block kDistance bytes on in that order, from block j0 of row o on.
-// (Prefetching along the row instead fetched the next slice, not the next rows: Q4_K gemv of two activation rows,
-// taken in two slices, streamed at half the rate of one row.)
+// (Prefetching along the row instead would fetch the row's next slice, not the next rows' slice, which is read
+// first.)
 // W rows read side by side count as one row of W blocks a step.
 template <size_t kBlockBytes, Cache kTo, int W = 1, size_t kDistance = kPrefetchAhead>
 class SlicePrefetch {
@@ -88,34 +87,23 @@ class PageHeads {
 };
 
 // Prefetching for a pass of NR activation rows over whole weight rows (W side by side) in memory order: a near
-// cursor kPrefetchAhead on, and a far one twice as far into L2. Which run depends on the core:
+// cursor kPrefetchAhead on, and a far one twice as far into L2. Which run depends on the core (the measurements
+// that chose them: docs/performance.md, Prefetching):
 // - Generally the near cursor runs. Blocks of a byte or more a value (Q8_0) stream so fast, up to four rows, that
-//   its lines come too late from memory, and the far cursor brings them to L2 first (Q8_0, ABBA rounds on Zen 4:
-//   one row of 4096 and 14336 values 1.04 to 1.27 times, 2 to 4 rows of 2048 and 4096 values 1.13 to 1.6,
-//   experts' rows of 2 KB from 1 to 64 tokens 1.0 to 1.2; the AVX2 kernels alike. At 5 and 6 rows the arithmetic
-//   binds and the extra prefetches cost, 0.8 to 1.0 times; Q4_0 and Q4_K lost up to 0.9 times with them.) At one
-//   row over rows under 4 KiB the far cursor stays off: on Zen 5 it cost Q8_0 a fifth of its rate beside the near
-//   one.
+//   its lines come too late from memory, and the far cursor brings them to L2 first. From 5 rows the arithmetic
+//   binds and the extra prefetches cost, as they cost formats of fewer bytes a value at any row count. At one row
+//   over rows under 4 KiB the far cursor stays off: beside the near one it slowed Q8_0.
 // - Where the core's prefetcher follows short rows (runtime::prefetcher_follows_short_rows), rows under 4 KiB read
-//   by 1 or 2 activation rows take the far cursor alone, and by 3 or 4 rows neither. Zen 5, 2 threads, calls
-//   alternated in one process in both orders, against the general rule: Q8_0 experts of 768 x 2048 and 1792 x
-//   2048 at 1 to 32 tokens 0.98 to 1.13 times as fast (1.11 and 1.12 on 768 x 2048 at 32 tokens), dense 6144 x
-//   2048 at 1 to 4 rows 1.0 to 1.14; Q4_0, IQ4_NL and TQ2_0 0.96 to 1.12. (With no cursor at 1 and 2 rows Q8_0
-//   ran 0.93 to 1.07 times; with the far one alone at 3 and 4, 0.9 to 1.0.)
-//   There, from 2 rows on, blocks of a byte or more a value also take PageHeads, and the far cursor up to 4 rows.
-//   (Zen 5, 2 threads, calls alternated in one process. Heads from 3 rows, against none: Q8_0 experts of 768 x
-//   2048 at 32 and 64 tokens 1.01 to 1.07 times as fast, of 1792 x 2048 at 32 to 128 tokens 1.00 to 1.10. At 2
-//   rows too, against from 3: 768 x 2048 at 4 to 64 tokens 1.01 to 1.08, 1792 x 2048 at 4 to 32 tokens 1.02 to
-//   1.10. At one row they cost Q8_0 at 1 and 4 tokens 0.93 to 0.99; from 3 rows, Q4_0 at 32 tokens 0.96. Then the
-//   far cursor at 3 and 4 rows and the heads at 5 to 7 beside the near cursor, against neither: 768 x 2048 at 8
-//   to 128 tokens 1.01 to 1.09, 1792 x 2048 at 8 to 128 tokens 1.00 to 1.07, dense 6144 x 2048 at 3 to 7 rows
-//   1.04 to 1.18. The near cursor asks for the heads' lines too, but later and into L1: the heads without it
-//   gave 1.02 to 1.05 at 64 and 128 tokens, the far cursor in its place 1.05 to 1.07.)
+//   by 1 or 2 activation rows take the far cursor alone, and by 3 or 4 rows neither: there that beat the general
+//   rule, no cursor, and the far one alone.
+//   There, from 2 rows on, blocks of a byte or more a value also take PageHeads, and the far cursor up to 4 rows:
+//   the heads pay from 2 rows (not at one, nor for Q4_0), and the far cursor at 3 and 4 rows and the heads at 5 to
+//   7 pay beside the near cursor, which asks for the heads' lines too, but later and into L1.
 template <size_t kBlockBytes, size_t kBlockValues, int NR, int W>
 class RowsPrefetch {
  public:
-  // `follows_short_rows`: runtime::prefetcher_follows_short_rows(), asked once per call (a call per row cost Q8_0
-  // a third of its rate in cache).
+  // `follows_short_rows`: runtime::prefetcher_follows_short_rows(), asked once per call: asked per row, the call
+  // itself slowed Q8_0 in cache.
   RowsPrefetch(const uint8_t* w, size_t row_bytes, int64_t o, int64_t blocks, bool follows_short_rows)
       : near_(w, row_bytes, o, 0, blocks),
         far_(w, row_bytes, o, 0, blocks),

@@ -37,9 +37,8 @@ inline void with_rows(int rows, Body&& body) {
 }
 
 // Weight rows [m0, m1) through run.template operator()<W>(o) for rows o..o+W-1: in pairs (W = 2) where a kernel
-// can take two rows side by side (kCanPair) and a row is long (kLongRowBytes), else one at a time. Two short rows side
-// by side stream worse from memory than one at a time (Zen 4, experts' rows of 1 to 2 KB: 1.3 to 1.6 times less),
-// long ones better (rows of 8 to 16 KB: 1.1 to 1.2 times more).
+// can take two rows side by side (kCanPair) and a row is long (kLongRowBytes), else one at a time: two short rows
+// side by side stream worse from memory than one at a time, long ones better (docs/performance.md, gemv drivers).
 template <bool kCanPair, class Run>
 inline void paired_rows(int64_t m0, int64_t m1, size_t row_bytes, Run&& run) {
   int64_t o = m0;

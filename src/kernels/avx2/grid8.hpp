@@ -42,8 +42,8 @@ enum class Grid8Form {
 //     __m256 offsets() const;                    // GroupOffset only: -o_g per group
 //   };
 
-// The grid words of 4 runs, whole, by their indices: four loads (measured faster than a gather, even where
-// gathers are quick, and much faster on AMD cores before Zen 4 where they are microcoded).
+// The grid words of 4 runs, whole, by their indices: four loads, faster than a gather even where gathers are
+// quick, and much faster on AMD cores where they are microcoded (docs/performance.md, Codebook decoding).
 template <class Index>
 inline __m256i grid_runs(const uint64_t* grid, const Index* index) {
   return _mm256_setr_epi64x(static_cast<long long>(grid[index[0]]), static_cast<long long>(grid[index[1]]),

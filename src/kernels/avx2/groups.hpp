@@ -344,8 +344,8 @@ void gemv_group_rows(const uint8_t* w, size_t row_bytes, int64_t m0, int64_t m1,
   // wide layout, codes) fit the 16 registers.
   constexpr bool kCanPair = NR * (F::kHasMin ? 2 : 1) <= (std::is_same_v<Layout, WideLayout> ? 1 : 4);
   // Unlike the AVX-512 driver this one does not cut rows into slices for L1: its dot products cost more per
-  // activation byte, and sliced (in blocks of rows streaming into L2) it read Q4_0 and Q8_0 at 2 and 4 rows of
-  // 14336 values 0.86 to 0.98 times as fast, unsliced 0.96 to 1.08 times the lane layout.
+  // activation byte, and sliced (in blocks of rows streaming into L2) it ran slower than unsliced
+  // (docs/performance.md, gemv drivers).
   constexpr int kBytes = kPieceBytes<F, Layout>;
   const int64_t pieces = (k + kPieceValues<F, Layout> - 1) / kPieceValues<F, Layout>;
   const bool follows = runtime::prefetcher_follows_short_rows();

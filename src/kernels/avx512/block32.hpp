@@ -77,9 +77,8 @@ inline __m512i window_words(const uint8_t* p, const HalfWindows<N>& plan,
 
 // Four or eight f16 values at the given (even) byte offsets of a unit, converted and spread over 4 lanes each:
 // value 4f + g in lanes 4g..4g+3 of out[f]. Values that two 32-byte windows hold come from those; four further
-// apart (Q8_0's, 34 bytes) are broadcast one by one: 64-byte windows, which mostly straddle two lines, cost Q8_0
-// gemv at one activation row a sixth of its rate from memory (Zen 5, experts of 768 x 2048, one core, calls
-// alternated, in the wide layout: 20 -> 24 and 25 -> 29 GB/s; 2 to 4 rows tied) and a fifth in L2.
+// apart (Q8_0's, 34 bytes) are broadcast one by one: 64-byte windows, which mostly straddle two lines, slowed Q8_0
+// gemv at one activation row, from memory and in L2 (docs/performance.md, gemv drivers).
 template <int... H>
 inline void gather_halves(const uint8_t* p, __m512 (&out)[sizeof...(H) / 4]) {
   constexpr int kN = sizeof...(H);

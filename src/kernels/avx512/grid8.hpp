@@ -67,10 +67,9 @@ inline __m512i epi16_pattern(F f) {
 }
 
 // The 8 grid words of one chunk (8 runs), index(j) being run j's: scalar loads, with the index worked out in
-// general registers. A gather of the same words is slow on AMD cores (Zen 4 decodes IQ2_XS 1.4 times faster, Zen 5
-// 1.9 at one row, this way) and on Intel cores whose microcode mitigates GDS; on an unmitigated Intel core the two
-// measured alike. The grids of up to 512 entries are looked up in registers instead where that pays
-// (grid_codes.hpp).
+// general registers. A gather of the same words is slow on AMD cores and on Intel cores whose microcode mitigates
+// GDS, and no faster elsewhere (docs/performance.md, Codebook decoding). The grids of up to 512 entries are looked
+// up in registers instead where that pays (grid_codes.hpp).
 template <class Index>
 inline __m512i grid_runs(const uint64_t* grid, Index index) {
   const auto word = [&](int j) { return static_cast<long long>(grid[index(j)]); };
@@ -149,9 +148,8 @@ struct Grid8Step {
     } else {
       // Both blocks decoded before either's products, so that the second's decoding runs alongside the first's
       // dot products (left to the out-of-order window, one block's long chain of decoding and products hardly
-      // overlaps the next one's). In cache, one thread, 1 to 6 rows: IQ2_XS 1.04 to 1.11 times as fast, IQ2_XXS
-      // 1.04 to 1.21, IQ3_S 1.04 to 1.10, IQ1_M up to 1.09; IQ2_S and IQ1_S unchanged, IQ3_XXS 0.72 to 0.89 from
-      // two rows (0.77 to 0.90 even with the two blocks decoded and used in turn), so they keep one block a step.
+      // overlaps the next one's). IQ2_XS, IQ2_XXS, IQ3_S and IQ1_M gain from it; IQ2_S and IQ1_S do not, and
+      // IQ3_XXS loses, so they keep one block a step (docs/performance.md, Codebook decoding).
       const Decoder first = decoder<Decoder>(block[0], scratch[0]), second = decoder<Decoder>(block[1], scratch[1]);
       rows<NR>(first, i, x, acc);
       rows<NR>(second, i + kBlockValues, x, acc);

@@ -1,14 +1,12 @@
 // Codebooks in registers. A grid word assembled from scalar loads costs a load and about two shuffles (IQ2: a
 // word of 8 values, 4 loads per 32 values; IQ3: 4 values, 8 loads). An entry's values fit 16 bits as level
 // numbers instead: IQ3's 4 values on 8 levels, IQ2's 8 values on 3. vpermt2w looks up 32 entries among 64 in one
-// instruction (a codebook of 64P entries takes P of them, and P - 1 blends chosen by bit tests in a tree: a
-// compare and a blend per part measured 0.85 to 0.95 times as fast for IQ3_S), and the codes widen to bytes in
-// three or four instructions per 64 values. Measured against the scalar loads (Zen 5, one thread, in cache):
-// IQ3 gemv 1.7 to 2 times; IQ2_XXS (256 entries) gemv 1.15 to 1.22 times at 1 to 3 rows and 1.02 to 1.12 from 4
-// to 8, its panels 1.27; IQ2_XS (512 entries) gemv 1.1 at one row and 1.02 to 1.05 at 2 and 3, but 0.93 to 0.96
-// from 4, where the rows' own arithmetic wants the vector units the lookup takes (so from 4 rows it keeps the
-// loads), its panels 1.3. IQ2_S (1024 entries) and the IQ1 grids (2048) would take 16 and 32 vpermt2w: they keep
-// the loads.
+// instruction (a codebook of 64P entries takes P of them, and P - 1 blends chosen by bit tests in a tree, cheaper
+// than a compare and a blend per part), and the codes widen to bytes in three or four instructions per 64 values.
+// Against the scalar loads this wins for IQ3 and IQ2_XXS (256 entries), gemv and panels; for IQ2_XS (512 entries)
+// in its panels and its gemv up to 3 rows, but from 4 rows the rows' own arithmetic wants the vector units the
+// lookup takes, so there it keeps the loads. IQ2_S (1024 entries) and the IQ1 grids (2048) would take 16 and 32
+// vpermt2w: they keep the loads (docs/performance.md, Codebook decoding).
 #pragma once
 
 #include <immintrin.h>

@@ -85,9 +85,8 @@ struct GroupAcc {
       for (auto& a : row) a = _mm512_setzero_ps();
     }
   }
-  // Each output row summed on its own, unlike the other drivers' 16 at a time (row_sums.hpp): those ran these
-  // formats 1.05 to 1.29 times as fast in L2, but Q8_0 at 3 and 4 activation rows 0.70 to 0.92 times from memory
-  // (experts' rows of 2048 values, one core, calls alternated in one process).
+  // Each output row summed on its own, unlike the other drivers' 16 at a time (row_sums.hpp): those gained in L2
+  // but slowed Q8_0 at 3 and 4 activation rows from memory (docs/performance.md, gemv drivers).
   float total(int w, int r) const {
     if constexpr (kHasMin) return lane_sum(_mm512_add_ps(level[w][r], min[w][r]));
     return lane_sum(level[w][r]);
@@ -285,7 +284,7 @@ struct WideLayout : LevelLayout {
 };
 
 // ---- The driver. Its pieces that pass registers (steps, chunks of weights) are always inlined: GCC left some as
-// calls, which moved the registers through memory (Q4_0 at one activation row: half the speed).
+// calls, which moved the registers through memory.
 
 // Every activation row of a call in a layout's chunks; groups past the end of the row are zero.
 template <class Layout>
@@ -367,8 +366,8 @@ void gemv_group_rows(const uint8_t* w, size_t row_bytes, int64_t m0, int64_t m1,
     return;
   }
   // Sliced, a row is read in pieces far apart: blocks of rows (about 128 KB) are taken slice by slice from L2,
-  // while the next block streams into L2 in memory order. (Slicing all rows instead read 4 activation rows of
-  // Q4_0, 14336 values, 0.64 times as fast from memory; not slicing, 0.85 times.)
+  // while the next block streams into L2 in memory order: faster from memory than slicing whole rows, or not
+  // slicing (docs/performance.md, gemv drivers).
   const int64_t slices = (pieces + kMaxSlice - 1) / kMaxSlice;
   const int64_t per_slice = (pieces + slices - 1) / slices;
   const int64_t block_rows = std::max<int64_t>(1, (128 << 10) / static_cast<int64_t>(row_bytes));
@@ -385,9 +384,8 @@ void gemv_group_rows(const uint8_t* w, size_t row_bytes, int64_t m0, int64_t m1,
   }
 }
 
-// One activation row takes the lane layout, more take the wide one. (Q8_0 at one row over experts' short rows ran
-// faster in the wide layout while its unit gathered its scales from two 64-byte windows; with them broadcast
-// (gather_halves), the lane layout streams 1.06 to 1.17 times as fast from memory, one core, calls alternated.)
+// One activation row takes the lane layout, more take the wide one: at one row the lane layout streams Q8_0
+// faster (its scales broadcast by gather_halves), and the other formats gain little or lose in the wide one.
 template <class F>
 void gemv_groups(const uint8_t* w, size_t row_bytes, int64_t m0, int64_t m1, const Activations& x, float* y,
                  int64_t ldy, const float* residual) {

@@ -171,14 +171,12 @@ void gemv_k_rows(const uint8_t* w, size_t row_bytes, int64_t m0, int64_t m1, con
                  int64_t ldy, const float* residual) {
   constexpr int kValues = 256;
   // Each chunk pair's sums take their activation scales spread over their lanes. Up to 5 rows those are worked
-  // out once a slice, for every weight row to load (2 to 5 rows, in cache: 1.03 to 1.13 times as fast for Q2_K,
-  // Q3_K, Q4_K and Q6_K); from 6 rows loading them costs more than permuting them for each weight row (Q4_K at 8
-  // rows: 0.9).
+  // out once a slice, for every weight row to load; from 6 rows loading them costs more than permuting them for
+  // each weight row (docs/performance.md, K-quant scales).
   constexpr bool kSpreadOnce = NR <= 5;
   // Every weight row reads all activation rows: a row is taken in slices whose activations, sums and scales
-  // (352 bytes per row and super-block, 448 with the scales spread) fit 36 KB, most of a Xeon's 48 KiB L1. (Zen 4
-  // has 32 KiB; slices cut for it, with the rows read in more pieces, streamed 0.8 to 0.9 times as fast at one
-  // activation row.)
+  // (352 bytes per row and super-block, 448 with the scales spread) fit 36 KB, most of a Xeon's 48 KiB L1. (Cores
+  // with 32 KiB keep the same slices: cut for them, the rows are read in more pieces and stream slower.)
   constexpr int64_t kMaxSlice = (36 << 10) / ((kSpreadOnce ? 448 : 352) * NR);
   constexpr bool kDrops = F::kMins || F::kCentre != 0;
   // With few rows a super-block takes few cycles: separate accumulators for the dropped terms keep the chains
@@ -257,8 +255,7 @@ void gemv_k(const uint8_t* w, size_t row_bytes, int64_t m0, int64_t m1, const Ac
 // Scales and mins 0-3 are the low 6 bits of bytes 0-3 and 4-7; 4-7 are the nibbles of bytes 8-11 (scale low, min
 // high) under the top two bits of bytes 0-3 (scales) and 4-7 (mins). Unpacked into a table repeated in every
 // 128-bit lane, bytes 0-7 scales 0-7, bytes 8-15 mins 0-7, by three byte shuffles of the block's first 16 bytes
-// (d, dmin and the 12). (Unpacked in general registers and moved over, Q4_K's gemv ran 0.92 times as fast at one
-// activation row, in cache.)
+// (d, dmin and the 12): faster than unpacking them in general registers and moving them over.
 template <class B>
 inline __m512i k4_scale_table(const B& b) {
   static_assert(offsetof(B, scales) == 4 && sizeof b.scales == 12);

@@ -1,9 +1,8 @@
 // Loads at this level: weights as they stream from memory (load_weights_512), and the masked ends of activation
-// rows (prefix_mask). A 512-bit load that straddles two cache lines not yet in L1 slows
-// the stream: on Zen 5 one core read the Q4_0 layout (two such loads per 72 bytes) at 19-20 GB/s, the same bytes
-// with 128- or 256-bit loads at 25, as fast as aligned 512-bit loads. So the kernels read weight blocks, which lie
-// at any offset from a line, with loads of 32 bytes or less: two 256-bit loads cost one more shuffle than a
-// 512-bit one, and nothing in cache.
+// rows (prefix_mask). A 512-bit load that straddles two cache lines not yet in L1 slows the stream, where 128- and
+// 256-bit loads read as fast as aligned 512-bit ones (docs/performance.md, gemv drivers). So the kernels read weight
+// blocks, which lie at any offset from a line, with loads of 32 bytes or less: two 256-bit loads cost one more
+// shuffle than a 512-bit one, and nothing in cache.
 #pragma once
 
 #include <immintrin.h>

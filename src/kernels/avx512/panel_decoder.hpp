@@ -28,8 +28,8 @@
 //
 // A format whose factors are fields of a few bytes of each run may instead hand over those bytes, 16 a piece,
 // and work the factors out from them with the 16 rows in lanes: the panel transposes the pieces, where factors()
-// works out each row's own and the panel transposes the results (4096x14336 at 8 activation rows, alternated
-// runs: Q4_0 and Q8_0 1.03 times, Q4_1 and Q5_0 1.02, IQ4_XS 1.07, Q5_K 1.04, Q4_K 0.97 to 1.06):
+// works out each row's own and the panel transposes the results, which is faster for the formats that offer it
+// (docs/performance.md, Panels and tiles):
 //
 //     static constexpr int kFactorPieces;                   // 1 or 2
 //     static __m128i factor_piece(const uint8_t* p, int i);  // 16 bytes of the run's factors (i < kFactorPieces)
@@ -112,7 +112,7 @@ inline void transpose_pieces(Piece piece, __m512i (&out)[4]) {
 }
 
 // A masked store of 64 bytes: GCC turns a loop of plain ones (with a zero flip) into a memcpy of variable length
-// through the stack, which measured 2 to 3 times slower than the whole decoding.
+// through the stack, which took longer than the whole decoding.
 inline void store_chunk(void* out, __m512i v) { _mm512_mask_storeu_epi32(out, 0xffff, v); }
 
 // Stores `count` (<= 16) of the 16 transposed words of 16 rows of 64 bytes ([count][16] words), each xor `flip`.
@@ -128,10 +128,9 @@ inline __m512 negated(__m512 v) {
 }
 
 // Sixteen rows stream at once, too many for the hardware prefetcher: each row asks for its run after next into
-// L1 (measured at 8 activation rows: 2 runs ahead gains 8 to 10 % and beats 1, 4 and 8 runs, and gemv's 4 KB,
-// which over 16 rows overflows L1), and for the lines 2 KB on into L2, so that more requests are in flight than L1's
-// miss buffers allow (8 rows, medians of 5 alternated runs: q8_0 and q6_K 1.15 to 1.2 times,
-// q4_0 and q4_K 1.0 to 1.06; 1 and 4 KB measured the same). The addresses may lie past the end of the weight.
+// L1 (2 runs ahead beat 1, 4 and 8, and gemv's 4 KB over 16 rows overflows L1), and for the lines 2 KB on into L2,
+// so that more requests are in flight than L1's miss buffers allow (docs/performance.md, Prefetching). The
+// addresses may lie past the end of the weight.
 template <int kRunBytes>
 inline void prefetch_run(const uint8_t* run) {
   const auto at = reinterpret_cast<uintptr_t>(run);

@@ -38,9 +38,8 @@ inline __m512 sums_of_16(const __m512 (&v)[16]) {
 
 // Output rows from their 16 lane sums, times `factor`, plus what `prior` holds there (the residual, or y itself
 // for a later slice of k), 16 rows at a time (sums_of_16): added up one row at a time, the chains of dependent adds
-// at the end of every row cost the gemv of IQ2_XS and IQ3_XXS 2 to 10 %, of Q4_K and Q6_K 3 to 6 %, at one to three
-// activation rows (in cache). put() takes output rows in order, each the one after the last: a batch is stored from
-// its first row on.
+// at the end of every row slowed the codebook and K-quant gemv at one to three activation rows. put() takes output
+// rows in order, each the one after the last: a batch is stored from its first row on.
 template <int NR>
 class RowSums {
  public:

@@ -7,9 +7,8 @@
 // - S = 16: each half by its weight scale, their total by the activation scale.
 // - S = 256: each group by its activation scale, the run's total by the weight scale.
 // S = 32 holds the int32 and f32 sums of 6 rows x 2 panels in 24 registers. S = 16 and 256 hold a partial total
-// besides, so they take 4 rows; that saves a multiply per half or group, which ran 1.04 to 1.10 times as fast
-// as 6 rows scaled the S = 32 way (one thread, 516 rows of 14336 values, alternated: q6_K, iq2_xs, iq2_s at
-// S = 16; q2_K 1.03, q3_K 1.08, tq2_0 1.03 to 1.07 at S = 256), and 0.99 to 1.08 from 8 to 64 rows.
+// besides, so they take 4 rows; that saves a multiply per half or group, and ran faster than 6 rows scaled the
+// S = 32 way (docs/performance.md, Panels and tiles).
 #include <immintrin.h>
 
 #include <algorithm>
@@ -95,8 +94,7 @@ template <int NR, int P>
   return doubtful;
 }
 
-// S = 32, written out: through dot_products and subtract_offsets it measured 0.96 to 0.99 times as fast
-// (alternated in one process).
+// S = 32, written out: through dot_products and subtract_offsets it ran slower.
 template <int NR, int P, int O>
 uint32_t per_group(const Panel* panels, int valid, const TileActivations& x, int64_t r0, const TileOutput& out,
                    L2Stream* ahead) {
