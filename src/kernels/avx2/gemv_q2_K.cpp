@@ -1,4 +1,4 @@
-// Q2_K x int8 activations, AVX2 / AVX-VNNI: 2-bit codes, a 4-bit scale and min per 16 (see the K-quant driver).
+// Q2_K x int8 activations, AVX2 / AVX-VNNI: 2-bit codes, a 4-bit scale and min per 16 (the K-quant driver, kquant.hpp).
 #include "format/blocks.hpp"
 #include "kernels/avx2/kernels.hpp"
 #include "kernels/avx2/kquant.hpp"

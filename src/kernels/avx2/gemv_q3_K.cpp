@@ -1,5 +1,5 @@
 // Q3_K x int8 activations, AVX2 / AVX-VNNI: 3-bit signed codes (two low bits plus a high-bit plane), signed 6-bit
-// scales per 16 (see the K-quant driver).
+// scales per 16 (the K-quant driver, kquant.hpp).
 #include <cstring>
 
 #include "format/blocks.hpp"

@@ -1,5 +1,5 @@
 // Q6_K x int8 activations, AVX2 / AVX-VNNI: 6-bit codes biased by 32 (low nibbles plus a plane of 2-bit tops),
-// int8 scales per 16 (see the K-quant driver).
+// int8 scales per 16 (the K-quant driver, kquant.hpp).
 #include "format/blocks.hpp"
 #include "kernels/avx2/kernels.hpp"
 #include "kernels/avx2/kquant.hpp"

@@ -120,7 +120,7 @@ struct ChunkInput {
   float scale[kChunkGroups];
 };
 
-// What the shared row loop (kernels/group_rows.hpp) takes from both layouts at this level.
+// What the shared row loop (x86/group_rows.hpp) takes from both layouts at this level.
 struct LevelLayout {
   static constexpr int kStepValues = GGUFMM_LEVEL::kStepValues;
   template <int W, int NR, bool kHasMin>

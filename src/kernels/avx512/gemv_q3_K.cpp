@@ -1,5 +1,5 @@
 // Q3_K x int8 activations, AVX-512 VNNI: 3-bit codes biased by 4 (two low bits plus a high-bit plane), signed
-// 6-bit scales per 16 (see the K-quant driver).
+// 6-bit scales per 16 (the K-quant driver, kquant.hpp).
 #include <cstddef>
 #include <cstdint>
 

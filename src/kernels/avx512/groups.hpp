@@ -102,7 +102,7 @@ struct ChunkInput {
   __m512 scales;
 };
 
-// What the shared row loop (kernels/group_rows.hpp) takes from both layouts at this level.
+// What the shared row loop (x86/group_rows.hpp) takes from both layouts at this level.
 struct LevelLayout {
   static constexpr int kStepValues = avx512::kStepValues;
   template <int W, int NR, bool kHasMin>

@@ -13,7 +13,7 @@
 // the group's activation code sum is taken off by seeding the integer sums (NibbleParams::bias).
 //
 // Long weight rows are taken two per pass (paired_rows), so that each activation load serves both, and the weight
-// is prefetched well ahead (iq4.hpp) by a cursor that moves with the units read. A format supplies:
+// is prefetched well ahead (x86/iq4.hpp) by a cursor that moves with the units read. A format supplies:
 //
 //   struct Format {
 //     static constexpr int kUnitValues;  // values per unit: a multiple of 128 (a super-block, or 4 blocks)
