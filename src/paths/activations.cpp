@@ -3,12 +3,14 @@
 #include <algorithm>
 #include <cassert>
 
+#include "format/registry.hpp"
 #include "runtime/thread_pool.hpp"
 
 namespace ggufmm::paths {
 namespace {
 
-bool is_float(Type t) { return t == Type::F32 || t == Type::F16 || t == Type::BF16; }
+// Float weights (no int8 decoder) multiply the activations as they are.
+bool is_float(Type t) { return format::find(t)->decode == nullptr; }
 
 // Copies `per_row` elements of listed rows [i0, i1) of `from` (row 0 at `from`) into `to`, in order.
 template <typename T>

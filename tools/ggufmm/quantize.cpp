@@ -29,7 +29,8 @@ void add_quantize(CLI::App& app) {
     std::vector<std::vector<uint8_t>> converted;  // kept alive until the write
     converted.reserve(file.tensors().size());
     for (const auto& t : file.tensors()) {
-      const bool is_float = t.type == Type::F32 || t.type == Type::F16 || t.type == Type::BF16;
+      const TypeInfo& info = *type_info(t.type);
+      const bool is_float = info.is_weight && info.block_size == 1;  // floats are the weights of one-value blocks
       const bool chosen = only.empty() ? is_float : std::ranges::find(only, t.name) != only.end();
       if (!chosen) {
         writer.add_tensor(t.name, t.type, t.shape, {t.data, t.bytes});
