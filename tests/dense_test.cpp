@@ -158,6 +158,29 @@ TEST(DenseCaching, CountsHitsAndMisses) {
   EXPECT_EQ(cache.stats().misses, 0u);
 }
 
+TEST(DenseCaching, ReleaseDropsTheCopiesOfWeightsStartingInTheRangeOnly) {
+  std::mt19937 rng(3);
+  const RandomWeight a(Type::Q8_0, 20, 256, rng), b(Type::Q8_0, 20, 256, rng);
+  DenseCache cache(1 << 30);
+  cache.get(a.w, DenseForm::BF16, 1);
+  cache.get(a.w, DenseForm::F32, 1);
+  cache.get(b.w, DenseForm::BF16, 1);
+  cache.release(a.w.data, 1);  // a range holding only a's first byte still holds where a starts
+  EXPECT_EQ(cache.stats().entries, 1u);
+  EXPECT_EQ(cache.stats().bytes_held, paths::dense_bytes(b.w, DenseForm::BF16));
+  cache.release(a.w.data, a.w.total_bytes());  // nothing of a's is left
+  EXPECT_EQ(cache.stats().entries, 1u);
+  cache.release(static_cast<const uint8_t*>(b.w.data) + 1, b.w.total_bytes());  // starts past b: b stays
+  EXPECT_EQ(cache.stats().entries, 1u);
+  cache.release(b.w.data, 0);  // an empty range holds nothing
+  EXPECT_EQ(cache.stats().entries, 1u);
+  cache.release(b.w.data, b.w.total_bytes());
+  EXPECT_EQ(cache.stats().entries, 0u);
+  EXPECT_EQ(cache.stats().bytes_held, 0u);
+  cache.get(b.w, DenseForm::BF16, 1);  // made afresh, not served from a dropped entry
+  EXPECT_EQ(cache.stats().misses, 4u);
+}
+
 TEST(DenseCaching, ConcurrentCallsOnTheSameAndDifferentWeightsDequantizeEachOnce) {
   std::mt19937 rng(2);
   const int64_t rows = 48, k = 512;
@@ -374,6 +397,11 @@ TEST_F(DenseApi, CApiRunsTheDensePathAndReportsItsCache) {
   EXPECT_EQ(s.entries, 0u);
   EXPECT_EQ(s.evictions, 1u);
   EXPECT_EQ(s.peak_bytes, paths::dense_bytes(weight.w, paths::preferred_dense_form()));
+  ASSERT_EQ(ggufmm_set_dense_cache_budget(size_t{1} << 30), GGUFMM_OK);
+  ASSERT_EQ(ggufmm_matmul(&w, x.data(), rows, y.data(), nullptr, &dense), GGUFMM_OK) << ggufmm_last_error();
+  ASSERT_EQ(ggufmm_release_dense_copies(w.data, weight.w.total_bytes()), GGUFMM_OK);
+  ASSERT_EQ(ggufmm_get_dense_cache_stats(&s), GGUFMM_OK);
+  EXPECT_EQ(s.entries, 0u);
   ASSERT_EQ(ggufmm_clear_dense_cache(), GGUFMM_OK);
   ASSERT_EQ(ggufmm_get_dense_cache_stats(&s), GGUFMM_OK);
   EXPECT_EQ(s.misses, 0u);

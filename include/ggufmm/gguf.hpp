@@ -10,6 +10,7 @@
 #include <variant>
 #include <vector>
 
+#include "ggufmm/export.h"
 #include "ggufmm/types.hpp"
 
 namespace ggufmm::gguf {
@@ -30,7 +31,7 @@ enum class ValueType : uint32_t {
   I64 = 11,
   F64 = 12,
 };
-std::string_view value_type_name(ValueType type);
+GGUFMM_API std::string_view value_type_name(ValueType type);
 
 struct Value;
 
@@ -61,7 +62,7 @@ struct Value {
   static Value array(Array v) { return {ValueType::Array, std::move(v)}; }
 
   // Readable form for `info`; long arrays are elided after `max_items` items.
-  std::string to_string(size_t max_items = 8) const;
+  GGUFMM_API std::string to_string(size_t max_items = 8) const;
 
   // Same stored type and value; arrays compare item by item.
   friend bool operator==(const Value&, const Value&) = default;
@@ -75,10 +76,10 @@ struct TensorInfo {
   uint64_t bytes = 0;
   const uint8_t* data = nullptr;  // inside the mapping; valid while the File lives
 
-  int64_t elements() const;
+  GGUFMM_API int64_t elements() const;
 };
 
-class File {
+class GGUFMM_API File {
  public:
   // Maps and validates a file. Throws Error(BadInput) naming the file (and tensor) and what is wrong.
   static File open(const std::string& path);
@@ -109,7 +110,7 @@ class File {
 };
 
 // Builds a GGUF v3 file. Tensor bytes are referenced, not copied: they must live until write() returns.
-class Writer {
+class GGUFMM_API Writer {
  public:
   void set(std::string key, Value value);  // replaces an existing key
   void add_tensor(std::string name, Type type, std::vector<int64_t> shape, std::span<const uint8_t> bytes);

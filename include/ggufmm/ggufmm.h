@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ggufmm/export.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -42,21 +44,21 @@ typedef struct {
 
 typedef struct ggufmm_file ggufmm_file;
 
-const char* ggufmm_last_error(void);
+GGUFMM_API const char* ggufmm_last_error(void);
 /* ggml's name of a type ("q4_K"), or NULL for an unknown id. */
-const char* ggufmm_type_name(uint32_t type);
+GGUFMM_API const char* ggufmm_type_name(uint32_t type);
 
-ggufmm_status ggufmm_file_open(const char* path, ggufmm_file** out);
-void ggufmm_file_close(ggufmm_file* file);
+GGUFMM_API ggufmm_status ggufmm_file_open(const char* path, ggufmm_file** out);
+GGUFMM_API void ggufmm_file_close(ggufmm_file* file);
 /* A tensor of the file as a weight; valid while the file is open. */
-ggufmm_status ggufmm_file_weight(const ggufmm_file* file, const char* tensor, ggufmm_weight* out);
+GGUFMM_API ggufmm_status ggufmm_file_weight(const ggufmm_file* file, const char* tensor, ggufmm_weight* out);
 
 /* y[rows, m] = x[rows, k] * W^T (+ residual[rows, m] when not NULL). options may be NULL. */
-ggufmm_status ggufmm_matmul(const ggufmm_weight* w, const float* x, int64_t rows, float* y, const float* residual,
+GGUFMM_API ggufmm_status ggufmm_matmul(const ggufmm_weight* w, const float* x, int64_t rows, float* y, const float* residual,
                             const ggufmm_options* options);
 
 /* ggml's mul_mat_id: act [tokens, act_slots (1 or slots), k], ids [tokens, slots], y [tokens, slots, m]. */
-ggufmm_status ggufmm_mul_mat_id(const ggufmm_weight* w, const float* act, int64_t tokens, int64_t act_slots,
+GGUFMM_API ggufmm_status ggufmm_mul_mat_id(const ggufmm_weight* w, const float* act, int64_t tokens, int64_t act_slots,
                                 const int32_t* ids, int64_t slots, float* y, const float* residual,
                                 const ggufmm_options* options);
 
@@ -70,11 +72,13 @@ typedef struct {
   uint64_t entries;
 } ggufmm_dense_cache_stats;
 
-ggufmm_status ggufmm_get_dense_cache_stats(ggufmm_dense_cache_stats* out);
-ggufmm_status ggufmm_set_dense_cache_budget(size_t bytes);
-ggufmm_status ggufmm_clear_dense_cache(void);
+GGUFMM_API ggufmm_status ggufmm_get_dense_cache_stats(ggufmm_dense_cache_stats* out);
+GGUFMM_API ggufmm_status ggufmm_set_dense_cache_budget(size_t bytes);
+GGUFMM_API ggufmm_status ggufmm_clear_dense_cache(void);
+/* Drops the copies of weights whose data starts in [data, data + bytes): call it before freeing those weights. */
+GGUFMM_API ggufmm_status ggufmm_release_dense_copies(const void* data, size_t bytes);
 /* The rows from which GGUFMM_PATH_AUTO picks the dense path; 0 turns it off. */
-ggufmm_status ggufmm_set_prefill_dequant(int64_t min_rows);
+GGUFMM_API ggufmm_status ggufmm_set_prefill_dequant(int64_t min_rows);
 
 #ifdef __cplusplus
 }

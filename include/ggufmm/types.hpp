@@ -9,6 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include "ggufmm/export.h"
+
 // Every tensor type a GGUF file may hold, one line each: X(TYPE, id, name), with ggml's type id and name. The Type
 // enum, the format registry (src/format/registry.cpp), every kernel level's table and the built-in path crossovers
 // follow from these lists (or are checked against them when the library is compiled).
@@ -71,11 +73,11 @@ struct TypeInfo {
 };
 
 // nullptr for a type id the registry does not know.
-const TypeInfo* type_info(Type type);
-const TypeInfo* type_info(std::string_view name);  // case-insensitive
-std::vector<TypeInfo> all_types();                 // in the order of GGUFMM_TYPES
+GGUFMM_API const TypeInfo* type_info(Type type);
+GGUFMM_API const TypeInfo* type_info(std::string_view name);  // case-insensitive
+GGUFMM_API std::vector<TypeInfo> all_types();                 // in the order of GGUFMM_TYPES
 
-class Error : public std::runtime_error {
+class GGUFMM_API Error : public std::runtime_error {
  public:
   enum class Kind {
     BadInput,  // a file, tensor or value that cannot be used (exit status 1)
@@ -98,7 +100,7 @@ struct Weight {
   const void* data = nullptr;
   std::string name;  // for error messages
 
-  size_t row_bytes() const;
+  GGUFMM_API size_t row_bytes() const;
   size_t expert_bytes() const { return row_bytes() * static_cast<size_t>(m); }
   size_t total_bytes() const { return expert_bytes() * static_cast<size_t>(experts); }
 };

@@ -112,6 +112,10 @@ ggufmm_status ggufmm_clear_dense_cache(void) {
   return guarded([] { ggufmm::clear_dense_cache(); });
 }
 
+ggufmm_status ggufmm_release_dense_copies(const void* data, size_t bytes) {
+  return guarded([&] { ggufmm::release_dense_copies(data, bytes); });
+}
+
 ggufmm_status ggufmm_set_prefill_dequant(int64_t min_rows) {
   return guarded([&] { ggufmm::set_prefill_dequant(min_rows); });
 }

@@ -169,6 +169,8 @@ void set_dense_cache_budget(size_t bytes) { paths::DenseCache::global().set_budg
 
 void clear_dense_cache() { paths::DenseCache::global().clear(); }
 
+void release_dense_copies(const void* data, size_t bytes) { paths::DenseCache::global().release(data, bytes); }
+
 void set_prefill_dequant(int64_t min_rows) {
   require(min_rows >= 0, fmt::format("prefill dequant: negative minimum row count {}", min_rows));
   paths::set_prefill_dequant_rows(min_rows);

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <charconv>
+#include <cstdint>
 #include <cstdlib>
 #include <limits>
 #include <new>
@@ -183,6 +184,16 @@ void DenseCache::clear() {
   std::lock_guard lock(mutex_);
   entries_.clear();
   stats_ = {};
+}
+
+void DenseCache::release(const void* data, size_t bytes) {
+  const auto begin = reinterpret_cast<uintptr_t>(data);
+  std::lock_guard lock(mutex_);
+  std::erase_if(entries_, [&](const auto& entry) {
+    const bool inside = reinterpret_cast<uintptr_t>(entry.first.data) - begin < bytes;
+    if (inside) stats_.bytes_held -= entry.second.bytes;
+    return inside;
+  });
 }
 
 DenseCacheStats DenseCache::stats() const {

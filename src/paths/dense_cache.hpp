@@ -63,6 +63,7 @@ class DenseCache {
   size_t budget() const;
   void set_budget(size_t bytes);  // drops least recently used copies down to it
   void clear();                   // drops every copy and zeroes the statistics
+  void release(const void* data, size_t bytes);  // drops the copies of weights whose data starts in the range
   DenseCacheStats stats() const;
 
   // The process's cache. Its budget starts at GGUFMM_DENSE_CACHE_BYTES, else a quarter of physical memory.
