@@ -1,6 +1,8 @@
 // The codebooks and lookup tables of the IQ formats, shared by the scalar code and the SIMD kernels.
 // Each grid entry packs a run of values into one little-endian word, value j in byte j, so that a kernel can
 // load an entry whole (e.g. as 8 lanes of bytes) and scalar code can take byte j as (entry >> 8 * j) & 0xff.
+// The values themselves are in format/tables/*.inc, bare initializer lists that the device kernel source
+// (device/kernels/tables.h) includes too: one copy of the data for every compiler.
 #pragma once
 
 #include <array>
@@ -25,7 +27,9 @@ extern const uint64_t kIQ1SGrid[2048];
 inline constexpr float kIQ1Delta = 0.125f;
 
 // IQ4_NL and IQ4_XS: the 16 non-linear levels a 4-bit index selects, ascending.
-inline constexpr int8_t kIQ4Values[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
+inline constexpr int8_t kIQ4Values[16] = {
+#include "format/tables/iq4_values.inc"
+};
 
 // IQ2_XXS, IQ2_XS and IQ3_XXS store 7 sign bits per run of 8: their quantizers keep the count of negative
 // values in a run even, so the eighth bit is the parity of the seven. Entry i: bits 0..6 = i, bit 7 = parity.

@@ -1,0 +1,122 @@
+// The device kernel source's block decoders, compiled for the host: bit for bit the CPU decoders' integers, scales
+// and offsets, for every quantized format, on random blocks and on ggml's golden files.
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cstring>
+#include <random>
+#include <string_view>
+#include <vector>
+
+#include "device/kernels/decode.h"
+#include "format/random_blocks.hpp"
+#include "format/registry.hpp"
+#include "ggufmm/gguf.hpp"
+#include "test_support.hpp"
+
+namespace ggufmm {
+namespace {
+
+namespace dk = device::kernels;
+using PortableDecodeFn = dk::gm_sub (*)(const uint8_t* block, int sub);
+
+struct PortableDecoder {
+  std::string_view name;
+  PortableDecodeFn decode;
+};
+constexpr PortableDecoder kPortable[] = {
+#define GGUFMM_PORTABLE_ENTRY(name) {#name, &dk::gm_decode_##name},
+    GM_QUANT_FORMATS(GGUFMM_PORTABLE_ENTRY)
+#undef GGUFMM_PORTABLE_ENTRY
+};
+
+PortableDecodeFn portable_decoder(Type type) {
+  for (const PortableDecoder& d : kPortable) {
+    if (d.name == type_info(type)->name) return d.decode;
+  }
+  return nullptr;
+}
+
+std::vector<Type> quant_types() {
+  std::vector<Type> types;
+  for (const Type type : test::weight_types()) {
+    if (!test::is_float(type)) types.push_back(type);
+  }
+  return types;
+}
+
+uint32_t bits(float f) { return std::bit_cast<uint32_t>(f); }
+
+// Every sub-block of `count` blocks, portable against the CPU's decoder; stops at the first difference.
+void expect_same_decoding(Type type, const uint8_t* blocks, int64_t count) {
+  const format::Format& cpu = *format::find(type);
+  const PortableDecodeFn portable = portable_decoder(type);
+  ASSERT_NE(portable, nullptr);
+  const int subs = cpu.info.block_size / format::Int8Block::kSubBlock;
+  for (int64_t b = 0; b < count; ++b) {
+    const uint8_t* block = blocks + b * cpu.info.block_bytes;
+    format::Int8Block want;
+    cpu.decode(block, want);
+    for (int s = 0; s < subs; ++s) {
+      const dk::gm_sub got = portable(block, s);
+      const std::string where = "block " + std::to_string(b) + ", sub-block " + std::to_string(s);
+      ASSERT_EQ(std::memcmp(got.q, want.q + 16 * s, 16), 0) << where;
+      ASSERT_EQ(bits(got.scale), bits(want.scale[s])) << where << ": scale " << got.scale << " vs " << want.scale[s];
+      ASSERT_EQ(bits(got.offset), bits(want.offset[s])) << where << ": offset " << got.offset << " vs "
+                                                        << want.offset[s];
+    }
+  }
+}
+
+TEST(DeviceDecoders, OneForEveryQuantizedFormatInTheLibrarysOrder) {
+  std::vector<std::string_view> portable, library;
+  for (const PortableDecoder& d : kPortable) portable.push_back(d.name);
+  for (const Type type : quant_types()) library.push_back(type_info(type)->name);
+  EXPECT_EQ(portable, library);
+}
+
+class DeviceDecoder : public ::testing::TestWithParam<Type> {};
+
+TEST_P(DeviceDecoder, MatchesTheCpuDecoderOnRandomBlocks) {
+  std::mt19937 rng(static_cast<uint32_t>(GetParam()));
+  const int64_t k = 1024, m = 16;
+  const std::vector<uint8_t> weight = format::random_weight(GetParam(), m, k, rng);
+  expect_same_decoding(GetParam(), weight.data(), m * k / type_info(GetParam())->block_size);
+}
+
+// Any bytes at all, NaN and infinite scales included: the integers and the scale's bits must still agree.
+TEST_P(DeviceDecoder, MatchesTheCpuDecoderOnArbitraryBytes) {
+  std::mt19937 rng(1000 + static_cast<uint32_t>(GetParam()));
+  const int64_t count = 64;
+  std::vector<uint8_t> bytes(static_cast<size_t>(count * type_info(GetParam())->block_bytes));
+  for (uint8_t& b : bytes) b = static_cast<uint8_t>(rng());
+  expect_same_decoding(GetParam(), bytes.data(), count);
+}
+
+// scale * q - offset from the portable decoders is ggml's dequantization, bit for bit.
+TEST_P(DeviceDecoder, DequantizesTheGoldenFileAsGgml) {
+  const std::string name(type_info(GetParam())->name);
+  GGUFMM_OPEN_GOLDEN(file, name + ".gguf");
+  const Weight w = file.weight("weight");
+  const std::vector<float> want = file.read_f32("dequant");
+  const PortableDecodeFn portable = portable_decoder(GetParam());
+  ASSERT_NE(portable, nullptr);
+  const auto* blocks = static_cast<const uint8_t*>(w.data);
+  const TypeInfo& info = *type_info(GetParam());
+  size_t mismatches = 0;
+  for (size_t i = 0; i < want.size(); i += 16) {
+    const size_t block = i / static_cast<size_t>(info.block_size);
+    const int sub = static_cast<int>(i % static_cast<size_t>(info.block_size)) / 16;
+    const dk::gm_sub s = portable(blocks + block * static_cast<size_t>(info.block_bytes), sub);
+    for (int j = 0; j < 16; ++j) {
+      const float got = s.scale * static_cast<float>(s.q[j]) - s.offset;
+      mismatches += bits(got) != bits(want[i + static_cast<size_t>(j)]);
+    }
+  }
+  EXPECT_EQ(mismatches, 0u);
+}
+
+INSTANTIATE_TEST_SUITE_P(AllFormats, DeviceDecoder, ::testing::ValuesIn(quant_types()), test::type_test_name);
+
+}  // namespace
+}  // namespace ggufmm
