@@ -6,6 +6,7 @@
 namespace ggufmm::cli {
 
 void add_info(CLI::App& app);
+void add_devices(CLI::App& app);
 void add_dequant(CLI::App& app);
 void add_quantize(CLI::App& app);
 void add_matmul(CLI::App& app);

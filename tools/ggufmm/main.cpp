@@ -11,6 +11,7 @@ int main(int argc, char** argv) {
   CLI::App app{"ggufmm: activations times GGUF-quantized weights, computed directly on the blocks"};
   app.require_subcommand(1);
   ggufmm::cli::add_info(app);
+  ggufmm::cli::add_devices(app);
   ggufmm::cli::add_dequant(app);
   ggufmm::cli::add_quantize(app);
   ggufmm::cli::add_matmul(app);

@@ -3,14 +3,14 @@
  * and host C++ (so that the block decoders are tested bit for bit against the CPU's in every build).
  *
  * Kernel code uses only: the gm_ integer types below; GM_GLOBAL / GM_LOCAL pointers; GM_FN functions; GM_KERNEL
- * entry points with GM_GLOBAL_ID, GM_LOCAL_ID, GM_GROUP_ID, GM_LOCAL_SIZE; GM_BARRIER; GM_TABLE for constant
- * lookup tables; gm_half_at for binary16 loads; gm_as_float for bit casts. Code between GM_BEGIN and GM_END is
+ * entry points with GM_GLOBAL_ID, GM_LOCAL_ID, GM_GROUP_ID, GM_LOCAL_SIZE, GM_NUM_GROUPS; GM_BARRIER; GM_TABLE
+ * for constant lookup tables; gm_half_at for binary16 loads; gm_as_float for bit casts. Code between GM_BEGIN and GM_END is
  * what the host compiles (into namespace ggufmm::device::kernels). No structs over block memory (layouts are read
  * byte by byte, so no alignment or padding differs between compilers), no recursion, no dynamic allocation. */
 #ifndef GGUFMM_DEVICE_PORTABLE_H
 #define GGUFMM_DEVICE_PORTABLE_H
 
-#if defined(__OPENCL_VERSION__)
+#if defined(__OPENCL_C_VERSION__) || defined(__OPENCL_VERSION__)
 /* A product is rounded before it is added: ggml's dequantization is d * q - m, never a fused multiply-add. */
 #pragma OPENCL FP_CONTRACT OFF
 typedef uchar gm_u8;
@@ -30,6 +30,7 @@ typedef long gm_i64;
 #define GM_LOCAL_ID(d) ((int)get_local_id(d))
 #define GM_GROUP_ID(d) ((gm_i64)get_group_id(d))
 #define GM_LOCAL_SIZE(d) ((int)get_local_size(d))
+#define GM_NUM_GROUPS(d) ((gm_i64)get_num_groups(d))
 #define GM_BARRIER() barrier(CLK_LOCAL_MEM_FENCE)
 #define GM_BEGIN
 #define GM_END
@@ -56,6 +57,7 @@ typedef int64_t gm_i64;
 #define GM_LOCAL_ID(d) ((int)threadIdx.x)
 #define GM_GROUP_ID(d) ((gm_i64)blockIdx.x)
 #define GM_LOCAL_SIZE(d) ((int)blockDim.x)
+#define GM_NUM_GROUPS(d) ((gm_i64)gridDim.x)
 #define GM_BARRIER() __syncthreads()
 #define GM_BEGIN
 #define GM_END

@@ -1,0 +1,39 @@
+# Writes OUTPUT, a C++ source defining `const char NAME[]`: INPUT with every `#include "..."` of a file under
+# ROOT replaced by that file's text (once per file, as include guards would), so that a device compiler that
+# never sees the source tree gets the whole program as one string. Run with cmake -P at build time.
+cmake_minimum_required(VERSION 3.25)
+
+function(ggufmm_inline_includes file out_var)
+  get_property(seen GLOBAL PROPERTY ggufmm_inlined)
+  if(file IN_LIST seen)
+    set(${out_var} "" PARENT_SCOPE)
+    return()
+  endif()
+  set_property(GLOBAL APPEND PROPERTY ggufmm_inlined ${file})
+  file(READ ${file} text)
+  string(REGEX MATCHALL "#include \"[^\"]+\"" directives "${text}")
+  foreach(directive IN LISTS directives)
+    string(REGEX REPLACE "#include \"([^\"]+)\"" "\\1" path "${directive}")
+    if(NOT EXISTS ${ROOT}/${path})
+      message(FATAL_ERROR "${file}: includes ${path}, not under ${ROOT}")
+    endif()
+    ggufmm_inline_includes(${ROOT}/${path} included)
+    string(REPLACE "${directive}" "${included}" text "${text}")
+  endforeach()
+  set(${out_var} "${text}" PARENT_SCOPE)
+endfunction()
+
+ggufmm_inline_includes(${INPUT} source)
+# Raw string literals are limited in length by some compilers: one per 8000 characters, concatenated.
+string(LENGTH "${source}" length)
+set(body "")
+set(offset 0)
+while(offset LESS length)
+  string(SUBSTRING "${source}" ${offset} 8000 chunk)
+  string(APPEND body "R\"ggufmm(${chunk})ggufmm\"\n")
+  math(EXPR offset "${offset} + 8000")
+endwhile()
+file(WRITE ${OUTPUT}.tmp "// Generated from ${INPUT} by cmake/embed_source.cmake: do not edit.\n"
+  "extern const char ${NAME}[];\nconst char ${NAME}[] =\n${body};\n")
+file(COPY_FILE ${OUTPUT}.tmp ${OUTPUT} ONLY_IF_DIFFERENT)
+file(REMOVE ${OUTPUT}.tmp)

@@ -1,0 +1,68 @@
+// Devices: the CPU, and GPUs through OpenCL. A weight is uploaded to a device once, as stored, and stays resident
+// until its last handle goes; later calls never copy it again.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ggufmm/export.h"
+#include "ggufmm/types.hpp"
+
+namespace ggufmm {
+
+namespace device {
+class Backend;
+class Buffer;
+}  // namespace device
+
+struct DeviceInfo {
+  std::string name;         // what --device and GGUFMM_DEVICE take: "cpu", "opencl:0", ...
+  std::string description;  // the device's, its platform's and its driver's names
+  uint64_t memory_bytes = 0;
+  uint64_t max_allocation = 0;            // the largest single buffer
+  std::vector<std::string> capabilities;  // those the kernels can use ("fp16", "subgroups", "int8-dot", ...)
+};
+
+// Every device, the CPU first. Without an OpenCL driver (no ICD loader, or no platform) only the CPU is listed.
+GGUFMM_API std::vector<DeviceInfo> devices();
+
+// A device, opened once and shared by every handle to it.
+class GGUFMM_API Device {
+ public:
+  // By name, as devices() lists them. Throws Error(BadInput) naming the device and what there is instead.
+  static Device open(std::string_view name);
+  // The device $GGUFMM_DEVICE names, else the CPU.
+  static Device from_environment();
+
+  const DeviceInfo& info() const;
+  bool is_cpu() const { return backend_ == nullptr; }
+
+ private:
+  friend class ResidentWeight;
+  Device(DeviceInfo info, std::shared_ptr<device::Backend> backend);
+  std::shared_ptr<const DeviceInfo> info_;
+  std::shared_ptr<device::Backend> backend_;  // null for the CPU
+};
+
+// A weight resident on a device. Uploading copies the blocks once; on the CPU it only refers to the host weight,
+// which must then outlive it. Throws Error(BadInput) when the device cannot hold it (nothing stays resident).
+class GGUFMM_API ResidentWeight {
+ public:
+  ResidentWeight(const Device& device, const Weight& w);
+
+  const Device& device() const { return device_; }
+  const Weight& weight() const { return weight_; }  // its type and shape (data: the host copy it came from)
+  // All values, in order (experts * m * k floats), computed on the device: bit for bit ggml's dequantization.
+  std::vector<float> dequantize() const;
+
+ private:
+  Device device_;
+  Weight weight_;
+  std::shared_ptr<device::Buffer> blocks_;  // null on the CPU
+};
+
+}  // namespace ggufmm

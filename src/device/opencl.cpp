@@ -1,0 +1,311 @@
+// The OpenCL backend. The driver is loaded at run time (libOpenCL.so.1, the ICD loader), so that the library loads
+// and runs on the CPU where there is none. The device program is the embedded kernel source (kernels/program.h),
+// compiled at first use per device; its binary is cached on disk, keyed by the source, the options, the device
+// and the driver.
+#define CL_TARGET_OPENCL_VERSION 120
+#define CL_USE_DEPRECATED_OPENCL_1_2_APIS
+#include <CL/cl.h>
+#include <dlfcn.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+#include "device/backend.hpp"
+#include "format/registry.hpp"
+#include "runtime/atomic_file.hpp"
+
+extern const char ggufmm_device_program[];
+
+namespace ggufmm::device {
+namespace {
+
+// The entry points used, resolved from the ICD loader.
+struct Api {
+#define GGUFMM_CL_FUNCTIONS(X)                                                                                    \
+  X(clGetPlatformIDs) X(clGetPlatformInfo) X(clGetDeviceIDs) X(clGetDeviceInfo) X(clCreateContext)             \
+  X(clReleaseContext) X(clCreateCommandQueue) X(clReleaseCommandQueue) X(clCreateProgramWithSource)            \
+  X(clCreateProgramWithBinary) X(clBuildProgram) X(clGetProgramBuildInfo) X(clGetProgramInfo)                  \
+  X(clReleaseProgram) X(clCreateKernel) X(clReleaseKernel) X(clSetKernelArg) X(clCreateBuffer)                 \
+  X(clReleaseMemObject) X(clEnqueueWriteBuffer) X(clEnqueueReadBuffer) X(clEnqueueNDRangeKernel) X(clFinish)
+#define GGUFMM_CL_POINTER(name) decltype(&::name) name = nullptr;
+  GGUFMM_CL_FUNCTIONS(GGUFMM_CL_POINTER)
+#undef GGUFMM_CL_POINTER
+};
+
+// Null where the loader or one of its functions is missing.
+const Api* api() {
+  static const Api* loaded = [] () -> const Api* {
+    void* lib = dlopen("libOpenCL.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!lib) return nullptr;
+    static Api a;
+    bool complete = true;
+#define GGUFMM_CL_RESOLVE(name)                                        \
+  a.name = reinterpret_cast<decltype(&::name)>(dlsym(lib, #name)); \
+  complete = complete && a.name;
+    GGUFMM_CL_FUNCTIONS(GGUFMM_CL_RESOLVE)
+#undef GGUFMM_CL_RESOLVE
+    return complete ? &a : nullptr;
+  }();
+  return loaded;
+}
+
+[[noreturn]] void fail(const std::string& who, const std::string& what, cl_int status) {
+  throw Error(Error::Kind::BadInput, fmt::format("{}: {} failed (OpenCL error {})", who, what, status));
+}
+
+void check(cl_int status, const std::string& who, const char* what) {
+  if (status != CL_SUCCESS) fail(who, what, status);
+}
+
+std::string device_string(cl_device_id id, cl_device_info param) {
+  size_t size = 0;
+  if (api()->clGetDeviceInfo(id, param, 0, nullptr, &size) != CL_SUCCESS || size == 0) return {};
+  std::string s(size, '\0');
+  api()->clGetDeviceInfo(id, param, size, s.data(), nullptr);
+  s.resize(s.find('\0') == std::string::npos ? s.size() : s.find('\0'));
+  return s;
+}
+
+std::string platform_string(cl_platform_id id, cl_platform_info param) {
+  size_t size = 0;
+  if (api()->clGetPlatformInfo(id, param, 0, nullptr, &size) != CL_SUCCESS || size == 0) return {};
+  std::string s(size, '\0');
+  api()->clGetPlatformInfo(id, param, size, s.data(), nullptr);
+  s.resize(s.find('\0') == std::string::npos ? s.size() : s.find('\0'));
+  return s;
+}
+
+template <class T>
+T device_value(cl_device_id id, cl_device_info param) {
+  T value{};
+  api()->clGetDeviceInfo(id, param, sizeof value, &value, nullptr);
+  return value;
+}
+
+// A stable 64-bit hash (FNV-1a) for the binary cache's file names.
+uint64_t fnv1a(std::string_view bytes, uint64_t h = 0xcbf29ce484222325u) {
+  for (const char c : bytes) h = (h ^ static_cast<uint8_t>(c)) * 0x100000001b3u;
+  return h;
+}
+
+std::filesystem::path cache_dir() {
+  if (const char* dir = std::getenv("GGUFMM_CACHE_DIR"); dir && *dir) return dir;
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) return std::filesystem::path(xdg) / "ggufmm";
+  if (const char* home = std::getenv("HOME"); home && *home) return std::filesystem::path(home) / ".cache/ggufmm";
+  return {};
+}
+
+class ClBuffer final : public Buffer {
+ public:
+  ClBuffer(cl_mem mem, size_t bytes) : mem_(mem), bytes_(bytes) {}
+  ~ClBuffer() override { api()->clReleaseMemObject(mem_); }
+  ClBuffer(const ClBuffer&) = delete;
+  ClBuffer& operator=(const ClBuffer&) = delete;
+  size_t bytes() const override { return bytes_; }
+  cl_mem mem() const { return mem_; }
+
+ private:
+  cl_mem mem_;
+  size_t bytes_;
+};
+
+class ClBackend final : public Backend {
+ public:
+  ClBackend(cl_device_id device, DeviceInfo info) : device_(device), info_(std::move(info)) {
+    cl_int status = CL_SUCCESS;
+    context_ = api()->clCreateContext(nullptr, 1, &device_, nullptr, nullptr, &status);
+    check(status, who(), "clCreateContext");
+    queue_ = api()->clCreateCommandQueue(context_, device_, 0, &status);
+    if (status != CL_SUCCESS) {
+      api()->clReleaseContext(context_);
+      fail(who(), "clCreateCommandQueue", status);
+    }
+  }
+  ~ClBackend() override {
+    for (auto& [name, kernel] : kernels_) api()->clReleaseKernel(kernel);
+    if (program_) api()->clReleaseProgram(program_);
+    api()->clReleaseCommandQueue(queue_);
+    api()->clReleaseContext(context_);
+  }
+  ClBackend(const ClBackend&) = delete;
+  ClBackend& operator=(const ClBackend&) = delete;
+
+  std::shared_ptr<Buffer> upload(const void* data, size_t bytes) override {
+    const auto buffer = allocate(bytes);
+    const cl_int status =
+        api()->clEnqueueWriteBuffer(queue_, buffer->mem(), CL_TRUE, 0, bytes, data, 0, nullptr, nullptr);
+    if (status != CL_SUCCESS) fail(who(), fmt::format("uploading {} bytes", bytes), status);
+    return buffer;
+  }
+
+  void dequantize(Type type, const Buffer& blocks, int64_t values, float* out) override {
+    const TypeInfo& t = *type_info(type);
+    const auto output = allocate(static_cast<size_t>(values) * sizeof(float));
+    std::lock_guard lock(mutex_);
+    const cl_kernel kernel = kernel_locked(fmt::format("dequantize_{}", t.name));
+    // Quantized formats: a work-item per 16 values; floats: per value.
+    const bool quantized = format::find(type)->decode != nullptr;
+    const cl_long items = quantized ? values / 16 : values;
+    const cl_int block_bytes = t.block_bytes, subs_per_block = t.block_size / 16;
+    const cl_mem in = static_cast<const ClBuffer&>(blocks).mem(), result = output->mem();
+    set_args(kernel, in, result, items, block_bytes, subs_per_block);
+    launch(kernel, static_cast<size_t>(items));
+    const cl_int status = api()->clEnqueueReadBuffer(queue_, result, CL_TRUE, 0, output->bytes(), out, 0,
+                                                     nullptr, nullptr);
+    check(status, who(), "reading the dequantized values");
+  }
+
+ private:
+  std::string who() const { return info_.name + " (" + info_.description + ")"; }
+
+  std::shared_ptr<ClBuffer> allocate(size_t bytes) {
+    if (bytes > info_.max_allocation) {
+      throw Error(Error::Kind::BadInput, fmt::format("{}: {} bytes is more than its largest allocation, {} bytes",
+                                                     who(), bytes, info_.max_allocation));
+    }
+    cl_int status = CL_SUCCESS;
+    const cl_mem mem = api()->clCreateBuffer(context_, CL_MEM_READ_WRITE, std::max<size_t>(bytes, 1), nullptr,
+                                             &status);
+    if (status != CL_SUCCESS) fail(who(), fmt::format("allocating {} bytes", bytes), status);
+    return std::make_shared<ClBuffer>(mem, bytes);
+  }
+
+  template <class... Args>
+  void set_args(cl_kernel kernel, const Args&... args) {
+    cl_uint index = 0;
+    (check(api()->clSetKernelArg(kernel, index++, sizeof(Args), &args), who(), "clSetKernelArg"), ...);
+  }
+
+  // `items` work-items in groups of 64 (the last one partial: the kernels check their bounds).
+  void launch(cl_kernel kernel, size_t items) {
+    constexpr size_t kGroup = 64;
+    const size_t global = (items + kGroup - 1) / kGroup * kGroup, local = kGroup;
+    check(api()->clEnqueueNDRangeKernel(queue_, kernel, 1, nullptr, &global, &local, 0, nullptr, nullptr), who(),
+          "clEnqueueNDRangeKernel");
+  }
+
+  cl_kernel kernel_locked(const std::string& name) {
+    if (const auto it = kernels_.find(name); it != kernels_.end()) return it->second;
+    if (!program_) program_ = build_program();
+    cl_int status = CL_SUCCESS;
+    const cl_kernel kernel = api()->clCreateKernel(program_, name.c_str(), &status);
+    check(status, who(), ("clCreateKernel " + name).c_str());
+    kernels_.emplace(name, kernel);
+    return kernel;
+  }
+
+  // From the disk cache when an entry matches, else from source (and then cached).
+  cl_program build_program() {
+    static constexpr const char* kOptions = "-cl-std=CL1.2";
+    const std::string key = fmt::format(
+        "{:016x}", fnv1a(info_.description, fnv1a(kOptions, fnv1a(ggufmm_device_program))));
+    const std::filesystem::path dir = cache_dir(), file = dir.empty() ? dir : dir / ("opencl-" + key + ".bin");
+    cl_int status = CL_SUCCESS;
+    if (!file.empty()) {
+      std::ifstream in(file, std::ios::binary);
+      const std::string binary((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      if (!binary.empty()) {
+        const auto* bytes = reinterpret_cast<const unsigned char*>(binary.data());
+        const size_t size = binary.size();
+        cl_int binary_status = CL_SUCCESS;
+        cl_program program =
+            api()->clCreateProgramWithBinary(context_, 1, &device_, &size, &bytes, &binary_status, &status);
+        if (status == CL_SUCCESS && binary_status == CL_SUCCESS &&
+            api()->clBuildProgram(program, 1, &device_, kOptions, nullptr, nullptr) == CL_SUCCESS) {
+          return program;
+        }
+        if (program) api()->clReleaseProgram(program);  // a stale or foreign entry: build afresh
+      }
+    }
+    const char* source = ggufmm_device_program;
+    cl_program program = api()->clCreateProgramWithSource(context_, 1, &source, nullptr, &status);
+    check(status, who(), "clCreateProgramWithSource");
+    if (api()->clBuildProgram(program, 1, &device_, kOptions, nullptr, nullptr) != CL_SUCCESS) {
+      size_t size = 0;
+      api()->clGetProgramBuildInfo(program, device_, CL_PROGRAM_BUILD_LOG, 0, nullptr, &size);
+      std::string log(size, '\0');
+      api()->clGetProgramBuildInfo(program, device_, CL_PROGRAM_BUILD_LOG, size, log.data(), nullptr);
+      api()->clReleaseProgram(program);
+      throw Error(Error::Kind::BadInput, fmt::format("{}: the kernels do not compile:\n{}", who(), log));
+    }
+    if (!file.empty()) save_binary(program, file);
+    return program;
+  }
+
+  // Best effort: a cache that cannot be written only costs the next run a compilation.
+  void save_binary(cl_program program, const std::filesystem::path& file) {
+    size_t size = 0;
+    if (api()->clGetProgramInfo(program, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, nullptr) != CL_SUCCESS ||
+        size == 0) {
+      return;
+    }
+    std::string binary(size, '\0');
+    auto* bytes = reinterpret_cast<unsigned char*>(binary.data());
+    if (api()->clGetProgramInfo(program, CL_PROGRAM_BINARIES, sizeof bytes, &bytes, nullptr) != CL_SUCCESS) return;
+    try {
+      std::filesystem::create_directories(file.parent_path());
+      runtime::AtomicFile out(file.string());
+      out.write(binary.data(), binary.size());
+      out.commit();
+    } catch (const std::exception&) {
+    }
+  }
+
+  cl_device_id device_;
+  DeviceInfo info_;
+  cl_context context_ = nullptr;
+  cl_command_queue queue_ = nullptr;
+  std::mutex mutex_;  // the program, the kernels (their arguments) and the queue's launches
+  cl_program program_ = nullptr;
+  std::unordered_map<std::string, cl_kernel> kernels_;
+};
+
+DeviceInfo describe(cl_platform_id platform, cl_device_id id, int index) {
+  DeviceInfo info;
+  info.name = fmt::format("opencl:{}", index);
+  info.description = fmt::format("{}, {}, driver {}", device_string(id, CL_DEVICE_NAME),
+                                 platform_string(platform, CL_PLATFORM_NAME), device_string(id, CL_DRIVER_VERSION));
+  info.memory_bytes = device_value<cl_ulong>(id, CL_DEVICE_GLOBAL_MEM_SIZE);
+  info.max_allocation = device_value<cl_ulong>(id, CL_DEVICE_MAX_MEM_ALLOC_SIZE);
+  const std::string extensions = device_string(id, CL_DEVICE_EXTENSIONS);
+  for (const auto& [extension, capability] : {std::pair{"cl_khr_fp16", "fp16"}, {"cl_khr_subgroups", "subgroups"},
+                                              {"cl_intel_subgroups", "subgroups"},
+                                              {"cl_khr_integer_dot_product", "int8-dot"}}) {
+    if (extensions.find(extension) != std::string::npos &&
+        std::ranges::find(info.capabilities, capability) == info.capabilities.end()) {
+      info.capabilities.emplace_back(capability);
+    }
+  }
+  return info;
+}
+
+}  // namespace
+
+std::vector<Found> opencl_devices() {
+  std::vector<Found> found;
+  if (!api()) return found;
+  cl_uint platforms = 0;
+  if (api()->clGetPlatformIDs(0, nullptr, &platforms) != CL_SUCCESS || platforms == 0) return found;
+  std::vector<cl_platform_id> platform_ids(platforms);
+  api()->clGetPlatformIDs(platforms, platform_ids.data(), nullptr);
+  for (const cl_platform_id platform : platform_ids) {
+    cl_uint count = 0;
+    if (api()->clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 0, nullptr, &count) != CL_SUCCESS) continue;
+    std::vector<cl_device_id> ids(count);
+    api()->clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, count, ids.data(), nullptr);
+    for (const cl_device_id id : ids) {
+      DeviceInfo info = describe(platform, id, static_cast<int>(found.size()));
+      found.push_back({info, [id, info] { return std::make_shared<ClBackend>(id, info); }});
+    }
+  }
+  return found;
+}
+
+}  // namespace ggufmm::device
