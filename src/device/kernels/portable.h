@@ -2,17 +2,22 @@
  * OpenCL C (embedded in the library, compiled per device at first use), CUDA (nvcc, when the toolkit is there)
  * and host C++ (so that the block decoders are tested bit for bit against the CPU's in every build).
  *
- * Kernel code uses only: the gm_ integer types below; GM_GLOBAL / GM_LOCAL pointers; GM_FN functions; GM_KERNEL
- * entry points with GM_GLOBAL_ID, GM_LOCAL_ID, GM_GROUP_ID, GM_LOCAL_SIZE, GM_NUM_GROUPS; GM_BARRIER; GM_TABLE
- * for constant lookup tables; gm_half_at for binary16 loads; gm_as_float for bit casts. Code between GM_BEGIN and GM_END is
- * what the host compiles (into namespace ggufmm::device::kernels). No structs over block memory (layouts are read
- * byte by byte, so no alignment or padding differs between compilers), no recursion, no dynamic allocation. */
+ * Kernel code uses only: the gm_ integer types below; GM_GLOBAL / GM_LOCAL pointers (GM_SHARED declares a
+ * work-group's array); GM_FN functions; GM_KERNEL entry points with GM_GLOBAL_ID, GM_LOCAL_ID, GM_GROUP_ID,
+ * GM_LOCAL_SIZE, GM_NUM_GROUPS (dimensions 0 and 1); GM_BARRIER; GM_TABLE for constant lookup tables; gm_half_at
+ * for binary16 loads; gm_as_float for bit casts; the math functions fabs, isnan, isfinite and rint on floats.
+ * Code between GM_BEGIN and GM_END is what the host compiles (into namespace ggufmm::device::kernels). No structs
+ * over block memory (layouts are read byte by byte, so no alignment or padding differs between compilers), no
+ * recursion, no dynamic allocation. GM_HAS_FP64, defined where the device has doubles, selects code using them. */
 #ifndef GGUFMM_DEVICE_PORTABLE_H
 #define GGUFMM_DEVICE_PORTABLE_H
 
 #if defined(__OPENCL_C_VERSION__) || defined(__OPENCL_VERSION__)
 /* A product is rounded before it is added: ggml's dequantization is d * q - m, never a fused multiply-add. */
 #pragma OPENCL FP_CONTRACT OFF
+#if defined(GM_HAS_FP64)
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#endif
 typedef uchar gm_u8;
 typedef char gm_i8;
 typedef ushort gm_u16;
@@ -23,6 +28,7 @@ typedef ulong gm_u64;
 typedef long gm_i64;
 #define GM_GLOBAL __global
 #define GM_LOCAL __local
+#define GM_SHARED __local
 #define GM_FN static inline
 #define GM_KERNEL __kernel
 #define GM_TABLE(type, name) __constant type name[]
@@ -49,15 +55,17 @@ typedef int32_t gm_i32;
 typedef uint64_t gm_u64;
 typedef int64_t gm_i64;
 #define GM_GLOBAL
-#define GM_LOCAL __shared__
+#define GM_LOCAL
+#define GM_SHARED __shared__
 #define GM_FN static __device__ __forceinline__
 #define GM_KERNEL extern "C" __global__
 #define GM_TABLE(type, name) static __constant__ type name[]
-#define GM_GLOBAL_ID(d) ((gm_i64)blockIdx.x * blockDim.x + threadIdx.x)
-#define GM_LOCAL_ID(d) ((int)threadIdx.x)
-#define GM_GROUP_ID(d) ((gm_i64)blockIdx.x)
-#define GM_LOCAL_SIZE(d) ((int)blockDim.x)
-#define GM_NUM_GROUPS(d) ((gm_i64)gridDim.x)
+#define GM_DIM(v, d) ((d) == 0 ? (v).x : (v).y)
+#define GM_GLOBAL_ID(d) ((gm_i64)GM_DIM(blockIdx, d) * GM_DIM(blockDim, d) + GM_DIM(threadIdx, d))
+#define GM_LOCAL_ID(d) ((int)GM_DIM(threadIdx, d))
+#define GM_GROUP_ID(d) ((gm_i64)GM_DIM(blockIdx, d))
+#define GM_LOCAL_SIZE(d) ((int)GM_DIM(blockDim, d))
+#define GM_NUM_GROUPS(d) ((gm_i64)GM_DIM(gridDim, d))
 #define GM_BARRIER() __syncthreads()
 #define GM_BEGIN
 #define GM_END

@@ -40,6 +40,178 @@ GM_KERNEL void dequantize_bf16(const GM_GLOBAL gm_u8* values, GM_GLOBAL float* o
   if (i < n) out[i] = gm_as_float((gm_u32)(values[2 * i] | values[2 * i + 1] << 8) << 16);
 }
 
+/* Activation quantization, as the CPU's (kernels/act_scale.hpp, kernels/scalar/quantize_act.cpp) bit for bit:
+ * one work-item per group of 32 values, int8 codes rint(x * 127 / amax) with the scale amax / 127, and the sums
+ * of each 16 codes times the scale (the offset term of w = d * q - m formats). A group holding a NaN or an
+ * infinity keeps it in its scale, codes 0; one too small for 127 / amax to be finite counts as zero. */
+GM_KERNEL void quantize_act(const GM_GLOBAL float* x, gm_i64 groups, GM_GLOBAL gm_i8* q, GM_GLOBAL float* d,
+                            GM_GLOBAL float* sum16) {
+  const gm_i64 g = GM_GLOBAL_ID(0);
+  if (g >= groups) return;
+  const GM_GLOBAL float* xg = x + g * 32;
+  float amax = 0.0f;
+  int nan = 0;
+  for (int i = 0; i < 32; ++i) {
+    const float a = fabs(xg[i]);
+    nan |= isnan(a);
+    amax = amax < a ? a : amax;
+  }
+  if (nan) amax = gm_as_float(0x7fc00000u);
+  const float inverse = amax != 0.0f ? 127.0f / amax : 0.0f;
+  const int usable = isfinite(amax) && isfinite(inverse) && inverse != 0.0f;
+  const float scale = usable ? amax / 127.0f : (isfinite(amax) ? 0.0f : amax);
+  int part[2] = {0, 0};
+  for (int i = 0; i < 32; ++i) {
+    const int code = usable ? (int)rint(xg[i] * inverse) : 0;
+    q[g * 32 + i] = (gm_i8)code;
+    part[i / 16] += code;
+  }
+  d[g] = scale;
+  sum16[2 * g] = scale * (float)part[0];
+  sum16[2 * g + 1] = scale * (float)part[1];
+}
+
+/* Which weight matrix and activation row a set of output rows uses. A matmul is one set of `rows` rows (matrix 0,
+ * activation rows 0..rows-1; expert_bytes 0, ids unread); mul_mat_id has a set per token and slot, one row each,
+ * its matrix the slot's expert and its activation row the token's (act_slots 1) or the slot's own. */
+typedef struct {
+  gm_i64 matrix_offset; /* bytes */
+  gm_i64 act_row;       /* the set's first activation row */
+} gm_set;
+
+GM_FN gm_set gm_set_of(gm_i64 set, const GM_GLOBAL gm_i32* ids, gm_i64 expert_bytes, gm_i64 slots,
+                       gm_i64 act_slots) {
+  gm_set s;
+  s.matrix_offset = expert_bytes ? (gm_i64)ids[set] * expert_bytes : 0;
+  s.act_row = (set / slots) * act_slots + (act_slots == 1 ? 0 : set % slots);
+  return s;
+}
+
+/* Decode, 1 to 7 activation rows: a work-group per output (group 0) and set (group 1). Its work-items take the
+ * row's sub-blocks in turn, each decoded once for all rows: sum_i w_i * xq_i exactly in integers per 16 values,
+ * scaled as the CPU scales it (scale * d * isum - offset * sum16), then summed across the group in local memory.
+ * The residual is added in the store. Work-groups are GM_GEMV_GROUP work-items (a power of two). */
+#define GM_GEMV_GROUP 64
+#define GM_MAX_ROWS 7
+GM_FN void gm_gemv_store(GM_LOCAL float* partial, float* acc, int rows, gm_i64 out, gm_i64 m,
+                         const GM_GLOBAL float* residual, int has_residual, GM_GLOBAL float* y) {
+  const int lid = GM_LOCAL_ID(0);
+  for (int r = 0; r < rows; ++r) partial[r * GM_GEMV_GROUP + lid] = acc[r];
+  GM_BARRIER();
+  for (int stride = GM_GEMV_GROUP / 2; stride > 0; stride /= 2) {
+    if (lid < stride) {
+      for (int r = 0; r < rows; ++r) partial[r * GM_GEMV_GROUP + lid] += partial[r * GM_GEMV_GROUP + lid + stride];
+    }
+    GM_BARRIER();
+  }
+  if (lid < rows) {
+    const gm_i64 at = (out + lid) * m + GM_GROUP_ID(0);
+    y[at] = partial[lid * GM_GEMV_GROUP] + (has_residual ? residual[at] : 0.0f);
+  }
+}
+
+#define GM_GEMV_KERNEL(name)                                                                                      \
+  GM_KERNEL void gemv_##name(const GM_GLOBAL gm_u8* w, gm_i64 row_bytes, gm_i64 expert_bytes,                     \
+                             const GM_GLOBAL gm_i32* ids, gm_i64 slots, gm_i64 act_slots,                         \
+                             const GM_GLOBAL float* x, const GM_GLOBAL gm_i8* xq, const GM_GLOBAL float* xd,      \
+                             const GM_GLOBAL float* xsum, int rows, gm_i64 k, gm_i64 m,                          \
+                             const GM_GLOBAL float* residual, int has_residual, GM_GLOBAL float* y,              \
+                             int block_bytes, int subs_per_block) {                                               \
+    GM_SHARED float partial[GM_MAX_ROWS * GM_GEMV_GROUP];                                                          \
+    const gm_i64 set = GM_GROUP_ID(1);                                                                            \
+    const gm_set s = gm_set_of(set, ids, expert_bytes, slots, act_slots);                                         \
+    const GM_GLOBAL gm_u8* row = w + s.matrix_offset + GM_GROUP_ID(0) * row_bytes;                               \
+    float acc[GM_MAX_ROWS] = {0, 0, 0, 0, 0, 0, 0};                                                               \
+    (void)x;                                                                                                      \
+    for (gm_i64 sub = GM_LOCAL_ID(0); sub < k / 16; sub += GM_GEMV_GROUP) {                                       \
+      const gm_sub b = gm_decode_##name(row + (sub / subs_per_block) * block_bytes, (int)(sub % subs_per_block)); \
+      for (int r = 0; r < rows; ++r) {                                                                            \
+        const gm_i64 i = (s.act_row + r) * k + sub * 16;                                                          \
+        int isum = 0;                                                                                             \
+        for (int j = 0; j < 16; ++j) isum += b.q[j] * xq[i + j];                                                  \
+        acc[r] += b.scale * xd[i / 32] * (float)isum - b.offset * xsum[i / 16];                                 \
+      }                                                                                                           \
+    }                                                                                                             \
+    gm_gemv_store(partial, acc, rows, set * rows, m, residual, has_residual, y);                                  \
+  }
+GM_QUANT_FORMATS(GM_GEMV_KERNEL)
+
+/* The float formats multiply in f32, as the CPU does: value j of the row is loaded by gm_value_<name>. */
+GM_FN float gm_value_f32(const GM_GLOBAL gm_u8* row, gm_i64 j) { return ((const GM_GLOBAL float*)row)[j]; }
+GM_FN float gm_value_f16(const GM_GLOBAL gm_u8* row, gm_i64 j) { return gm_half_at(row + 2 * j); }
+GM_FN float gm_value_bf16(const GM_GLOBAL gm_u8* row, gm_i64 j) {
+  return gm_as_float((gm_u32)(row[2 * j] | row[2 * j + 1] << 8) << 16);
+}
+#define GM_FLOAT_FORMATS(X) X(f32) X(f16) X(bf16)
+
+#define GM_GEMV_FLOAT_KERNEL(name)                                                                                \
+  GM_KERNEL void gemv_##name(const GM_GLOBAL gm_u8* w, gm_i64 row_bytes, gm_i64 expert_bytes,                     \
+                             const GM_GLOBAL gm_i32* ids, gm_i64 slots, gm_i64 act_slots,                         \
+                             const GM_GLOBAL float* x, const GM_GLOBAL gm_i8* xq, const GM_GLOBAL float* xd,      \
+                             const GM_GLOBAL float* xsum, int rows, gm_i64 k, gm_i64 m,                          \
+                             const GM_GLOBAL float* residual, int has_residual, GM_GLOBAL float* y,              \
+                             int block_bytes, int subs_per_block) {                                               \
+    GM_SHARED float partial[GM_MAX_ROWS * GM_GEMV_GROUP];                                                          \
+    const gm_i64 set = GM_GROUP_ID(1);                                                                            \
+    const gm_set s = gm_set_of(set, ids, expert_bytes, slots, act_slots);                                         \
+    const GM_GLOBAL gm_u8* row = w + s.matrix_offset + GM_GROUP_ID(0) * row_bytes;                               \
+    float acc[GM_MAX_ROWS] = {0, 0, 0, 0, 0, 0, 0};                                                               \
+    (void)xq;                                                                                                     \
+    (void)xd;                                                                                                     \
+    (void)xsum;                                                                                                   \
+    (void)block_bytes;                                                                                            \
+    (void)subs_per_block;                                                                                         \
+    for (gm_i64 j = GM_LOCAL_ID(0); j < k; j += GM_GEMV_GROUP) {                                                  \
+      const float v = gm_value_##name(row, j);                                                                    \
+      for (int r = 0; r < rows; ++r) acc[r] += v * x[(s.act_row + r) * k + j];                                    \
+    }                                                                                                             \
+    gm_gemv_store(partial, acc, rows, set * rows, m, residual, has_residual, y);                                  \
+  }
+GM_FLOAT_FORMATS(GM_GEMV_FLOAT_KERNEL)
+
+/* Outputs the fast kernels may classify wrongly (NaN, infinite, or within a factor 2 of the f32 range), one
+ * work-item each, recomputed as the exact product does: dequantized weights times the f32 activations, summed in
+ * double, plus the residual. Nearly every work-item finds its output fine and stops there. */
+#if defined(GM_HAS_FP64)
+typedef double gm_exact;
+#else
+typedef float gm_exact; /* a device without doubles: right but for sums within a factor 2 of the f32 range */
+#endif
+GM_FN int gm_doubtful(float v) { return !(fabs(v) <= 0x1.fffffep126f); }
+
+/* The sum over the row, in the exact type: each sub-block's 16 values as dequantization gives them, or each float
+ * value. */
+#define GM_EXACT_SUM_QUANT(name)                                                                                  \
+  for (gm_i64 sub = 0; sub < k / 16; ++sub) {                                                                     \
+    const gm_sub b = gm_decode_##name(row + (sub / subs_per_block) * block_bytes, (int)(sub % subs_per_block));   \
+    for (int j = 0; j < 16; ++j) sum += (gm_exact)(b.scale * (float)b.q[j] - b.offset) * (gm_exact)xr[sub * 16 + j]; \
+  }
+#define GM_EXACT_SUM_FLOAT(name) \
+  for (gm_i64 j = 0; j < k; ++j) sum += (gm_exact)gm_value_##name(row, j) * (gm_exact)xr[j];
+
+#define GM_EXACT_KERNEL(name, SUM)                                                                                \
+  GM_KERNEL void exact_##name(const GM_GLOBAL gm_u8* w, gm_i64 row_bytes, gm_i64 expert_bytes,                    \
+                              const GM_GLOBAL gm_i32* ids, gm_i64 slots, gm_i64 act_slots,                        \
+                              const GM_GLOBAL float* x, int rows, gm_i64 k, gm_i64 m,                             \
+                              const GM_GLOBAL float* residual, int has_residual, GM_GLOBAL float* y,             \
+                              int block_bytes, int subs_per_block, gm_i64 outputs) {                              \
+    const gm_i64 at = GM_GLOBAL_ID(0);                                                                            \
+    if (at >= outputs || !gm_doubtful(y[at])) return;                                                             \
+    const gm_i64 o = at % m, out_row = at / m, set = out_row / rows;                                              \
+    const gm_set s = gm_set_of(set, ids, expert_bytes, slots, act_slots);                                         \
+    const GM_GLOBAL gm_u8* row = w + s.matrix_offset + o * row_bytes;                                            \
+    const GM_GLOBAL float* xr = x + (s.act_row + out_row % rows) * k;                                             \
+    gm_exact sum = has_residual ? (gm_exact)residual[at] : (gm_exact)0;                                           \
+    (void)block_bytes;                                                                                            \
+    (void)subs_per_block;                                                                                         \
+    SUM(name)                                                                                                     \
+    y[at] = (float)sum;                                                                                           \
+  }
+#define GM_EXACT_QUANT_KERNEL(name) GM_EXACT_KERNEL(name, GM_EXACT_SUM_QUANT)
+#define GM_EXACT_FLOAT_KERNEL(name) GM_EXACT_KERNEL(name, GM_EXACT_SUM_FLOAT)
+GM_QUANT_FORMATS(GM_EXACT_QUANT_KERNEL)
+GM_FLOAT_FORMATS(GM_EXACT_FLOAT_KERNEL)
+
 /* The device's read bandwidth: every work-item sums a strided run of 16-byte words, as a gemv streams a weight. */
 GM_KERNEL void read_bandwidth(const GM_GLOBAL gm_u32* words, gm_i64 n, GM_GLOBAL gm_u32* sink) {
   gm_u32 acc = 0;
