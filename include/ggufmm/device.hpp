@@ -14,9 +14,11 @@
 
 namespace ggufmm {
 
+class Device;
 namespace device {
 class Backend;
 class Buffer;
+Backend* backend_of(const Device& device);  // null for the CPU (device/backend.hpp)
 }  // namespace device
 
 struct DeviceInfo {
@@ -40,9 +42,13 @@ class GGUFMM_API Device {
 
   const DeviceInfo& info() const;
   bool is_cpu() const { return backend_ == nullptr; }
+  // The device's memory read rate in bytes per second: a streaming kernel reading `bytes` bytes, the best of a
+  // few runs. Throws Error(BadUsage) on the CPU (ggufmm bench measures the host's memory itself).
+  double read_bandwidth(size_t bytes) const;
 
  private:
   friend class ResidentWeight;
+  friend device::Backend* device::backend_of(const Device& device);
   Device(DeviceInfo info, std::shared_ptr<device::Backend> backend);
   std::shared_ptr<const DeviceInfo> info_;
   std::shared_ptr<device::Backend> backend_;  // null for the CPU
@@ -58,6 +64,12 @@ class GGUFMM_API ResidentWeight {
   const Weight& weight() const { return weight_; }  // its type and shape (data: the host copy it came from)
   // All values, in order (experts * m * k floats), computed on the device: bit for bit ggml's dequantization.
   std::vector<float> dequantize() const;
+  // matmul and mul_mat_id (ggufmm.hpp) on the device, from and to host memory: the activations quantized to int8
+  // per 32 values there as on the CPU (bit for bit), the same int8 product, the residual added in the store, and
+  // outputs classified as the exact product classifies them. Rows are taken up to 7 at a time.
+  void matmul(const float* x, int64_t rows, float* y, const float* residual = nullptr) const;
+  void mul_mat_id(const float* act, int64_t tokens, int64_t act_slots, const int32_t* ids, int64_t slots, float* y,
+                  const float* residual = nullptr) const;
 
  private:
   Device device_;

@@ -26,6 +26,17 @@ class Backend {
   virtual std::shared_ptr<Buffer> upload(const void* data, size_t bytes) = 0;
   // The values of `blocks`, a weight of `type` of `values` values, into host memory.
   virtual void dequantize(Type type, const Buffer& blocks, int64_t values, float* out) = 0;
+  // y = x * W^T (+ residual) on the device, host memory in and out; `w` is the weight's shape and type (its data
+  // is on the device, in `blocks`).
+  virtual void matmul(const Weight& w, const Buffer& blocks, const float* x, int64_t rows, float* y,
+                      const float* residual) = 0;
+  virtual void mul_mat_id(const Weight& w, const Buffer& blocks, const float* act, int64_t tokens,
+                          int64_t act_slots, const int32_t* ids, int64_t slots, float* y, const float* residual) = 0;
+  // Seconds to read `bytes` bytes of device memory once, streaming (the best of a few runs).
+  virtual double read_seconds(size_t bytes) = 0;
+  // The activation quantization the int8 kernels run first, its results read back: `values` values (a multiple of
+  // 32) into codes, a scale per 32 and the scaled sums per 16.
+  virtual void quantize_activations(const float* x, int64_t values, int8_t* q, float* d, float* sum16) = 0;
 };
 
 // A device a backend found, and how to open it.

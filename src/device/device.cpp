@@ -72,6 +72,48 @@ ResidentWeight::ResidentWeight(const Device& device, const Weight& w) : device_(
   if (device_.backend_) blocks_ = device_.backend_->upload(w.data, w.total_bytes());
 }
 
+device::Backend* device::backend_of(const Device& device) { return device.backend_.get(); }
+
+double Device::read_bandwidth(size_t bytes) const {
+  if (!backend_) throw Error(Error::Kind::BadUsage, "read_bandwidth: the CPU's memory is measured by ggufmm bench");
+  return static_cast<double>(bytes) / backend_->read_seconds(bytes);
+}
+
+namespace {
+
+[[noreturn]] void bad_usage(const Weight& w, const std::string& what) {
+  throw Error(Error::Kind::BadUsage, fmt::format("{}: {}", w.name.empty() ? "weight" : w.name, what));
+}
+
+}  // namespace
+
+void ResidentWeight::matmul(const float* x, int64_t rows, float* y, const float* residual) const {
+  if (!blocks_) return ggufmm::matmul(weight_, x, rows, y, residual);
+  if (weight_.experts != 1) bad_usage(weight_, fmt::format("matmul needs one matrix, not {} experts", weight_.experts));
+  if (rows < 0) bad_usage(weight_, fmt::format("negative row count {}", rows));
+  if (rows == 0) return;
+  if (!x || !y) bad_usage(weight_, "null activations or output");
+  device_.backend_->matmul(weight_, *blocks_, x, rows, y, residual);
+}
+
+void ResidentWeight::mul_mat_id(const float* act, int64_t tokens, int64_t act_slots, const int32_t* ids,
+                                int64_t slots, float* y, const float* residual) const {
+  if (!blocks_) return ggufmm::mul_mat_id(weight_, act, tokens, act_slots, ids, slots, y, residual);
+  if (tokens < 0 || slots < 1 || (act_slots != 1 && act_slots != slots)) {
+    bad_usage(weight_, fmt::format("mul_mat_id: {} tokens, {} slots, {} activation slots (1 or the slots)", tokens,
+                                   slots, act_slots));
+  }
+  if (tokens == 0) return;
+  if (!act || !ids || !y) bad_usage(weight_, "mul_mat_id: null activations, ids or output");
+  for (int64_t i = 0; i < tokens * slots; ++i) {
+    if (ids[i] < 0 || ids[i] >= weight_.experts) {
+      bad_usage(weight_, fmt::format("mul_mat_id: id {} (token {}, slot {}) is not an expert in [0, {})", ids[i],
+                                     i / slots, i % slots, weight_.experts));
+    }
+  }
+  device_.backend_->mul_mat_id(weight_, *blocks_, act, tokens, act_slots, ids, slots, y, residual);
+}
+
 std::vector<float> ResidentWeight::dequantize() const {
   if (!blocks_) return ggufmm::dequantize(weight_);
   std::vector<float> out(static_cast<size_t>(weight_.k * weight_.m * weight_.experts));

@@ -9,6 +9,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
+#include <initializer_list>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -16,6 +18,7 @@
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "device/backend.hpp"
 #include "format/registry.hpp"
@@ -33,7 +36,8 @@ struct Api {
   X(clReleaseContext) X(clCreateCommandQueue) X(clReleaseCommandQueue) X(clCreateProgramWithSource)            \
   X(clCreateProgramWithBinary) X(clBuildProgram) X(clGetProgramBuildInfo) X(clGetProgramInfo)                  \
   X(clReleaseProgram) X(clCreateKernel) X(clReleaseKernel) X(clSetKernelArg) X(clCreateBuffer)                 \
-  X(clReleaseMemObject) X(clEnqueueWriteBuffer) X(clEnqueueReadBuffer) X(clEnqueueNDRangeKernel) X(clFinish)
+  X(clReleaseMemObject) X(clEnqueueWriteBuffer) X(clEnqueueReadBuffer) X(clEnqueueNDRangeKernel) X(clFinish)    \
+  X(clGetKernelWorkGroupInfo)
 #define GGUFMM_CL_POINTER(name) decltype(&::name) name = nullptr;
   GGUFMM_CL_FUNCTIONS(GGUFMM_CL_POINTER)
 #undef GGUFMM_CL_POINTER
@@ -119,6 +123,22 @@ class ClBuffer final : public Buffer {
 class ClBackend final : public Backend {
  public:
   ClBackend(cl_device_id device, DeviceInfo info) : device_(device), info_(std::move(info)) {
+    // The kernels' work-groups, and their local memory, within what the device allows (a CPU implementation
+    // allows far more than a GPU: the limits are the device's, not what a launch happens to get away with).
+    const auto group_limit = device_value<size_t>(device_, CL_DEVICE_MAX_WORK_GROUP_SIZE);
+    const auto local_bytes = device_value<cl_ulong>(device_, CL_DEVICE_LOCAL_MEM_SIZE);
+    if (group_limit < kGroup || local_bytes < kLocalBytes) {
+      throw Error(Error::Kind::BadInput,
+                  fmt::format("{}: work-groups of at most {} work-items and {} bytes of local memory; the kernels "
+                              "need {} and {}", who(), group_limit, local_bytes, kGroup, kLocalBytes));
+    }
+    // Doubles for the exact recomputation where the device has them; division correctly rounded, as the
+    // activation scales must be the CPU's bit for bit.
+    options_ = "-cl-std=CL1.2";
+    if (device_value<cl_device_fp_config>(device_, CL_DEVICE_DOUBLE_FP_CONFIG) != 0) options_ += " -DGM_HAS_FP64";
+    if (device_value<cl_device_fp_config>(device_, CL_DEVICE_SINGLE_FP_CONFIG) & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT) {
+      options_ += " -cl-fp32-correctly-rounded-divide-sqrt";
+    }
     cl_int status = CL_SUCCESS;
     context_ = api()->clCreateContext(nullptr, 1, &device_, nullptr, nullptr, &status);
     check(status, who(), "clCreateContext");
@@ -148,18 +168,56 @@ class ClBackend final : public Backend {
   void dequantize(Type type, const Buffer& blocks, int64_t values, float* out) override {
     const TypeInfo& t = *type_info(type);
     const auto output = allocate(static_cast<size_t>(values) * sizeof(float));
-    std::lock_guard lock(mutex_);
-    const cl_kernel kernel = kernel_locked(fmt::format("dequantize_{}", t.name));
     // Quantized formats: a work-item per 16 values; floats: per value.
-    const bool quantized = format::find(type)->decode != nullptr;
-    const cl_long items = quantized ? values / 16 : values;
-    const cl_int block_bytes = t.block_bytes, subs_per_block = t.block_size / 16;
-    const cl_mem in = static_cast<const ClBuffer&>(blocks).mem(), result = output->mem();
-    set_args(kernel, in, result, items, block_bytes, subs_per_block);
-    launch(kernel, static_cast<size_t>(items));
-    const cl_int status = api()->clEnqueueReadBuffer(queue_, result, CL_TRUE, 0, output->bytes(), out, 0,
-                                                     nullptr, nullptr);
-    check(status, who(), "reading the dequantized values");
+    const cl_long items = quantized(type) ? values / 16 : values;
+    std::lock_guard lock(mutex_);
+    run(fmt::format("dequantize_{}", t.name), {static_cast<size_t>(items)}, mem(blocks), output->mem(), items,
+        cl_int{t.block_bytes}, cl_int{t.block_size / 16});
+    read(*output, out);
+  }
+
+  void matmul(const Weight& w, const Buffer& blocks, const float* x, int64_t rows, float* y,
+              const float* residual) override {
+    // Chunks of up to 7 rows, the decode kernels' most.
+    for (int64_t r0 = 0; r0 < rows; r0 += kMaxRows) {
+      const int n = static_cast<int>(std::min<int64_t>(kMaxRows, rows - r0));
+      gemv(w, blocks, x + r0 * w.k, n, {.rows = n, .sets = 1, .slots = 1, .act_slots = n}, y + r0 * w.m,
+           residual ? residual + r0 * w.m : nullptr);
+    }
+  }
+
+  void mul_mat_id(const Weight& w, const Buffer& blocks, const float* act, int64_t tokens, int64_t act_slots,
+                  const int32_t* ids, int64_t slots, float* y, const float* residual) override {
+    gemv(w, blocks, act, tokens * act_slots,
+         {.rows = 1, .sets = tokens * slots, .slots = slots, .act_slots = act_slots, .ids = ids}, y, residual);
+  }
+
+  void quantize_activations(const float* x, int64_t values, int8_t* q, float* d, float* sum16) override {
+    const size_t n = static_cast<size_t>(values);
+    const auto xf = upload_array(x, n * sizeof(float));
+    const auto xq = allocate(n), xd = allocate(n / 32 * sizeof(float)), xsum = allocate(n / 16 * sizeof(float));
+    const cl_long groups = values / 32;
+    std::lock_guard lock(mutex_);
+    run("quantize_act", {static_cast<size_t>(groups)}, xf->mem(), groups, xq->mem(), xd->mem(), xsum->mem());
+    read(*xq, q);
+    read(*xd, d);
+    read(*xsum, sum16);
+  }
+
+  double read_seconds(size_t bytes) override {
+    const auto words = allocate(bytes), sink = allocate(sizeof(cl_uint));
+    const std::vector<uint8_t> pattern(bytes, 0x5a);
+    write(*words, pattern.data());
+    double best = 0;
+    std::lock_guard lock(mutex_);
+    for (int repeat = 0; repeat < 5; ++repeat) {
+      const auto start = std::chrono::steady_clock::now();
+      run("read_bandwidth", {kStreamItems}, words->mem(), cl_long(bytes / sizeof(cl_uint)), sink->mem());
+      check(api()->clFinish(queue_), who(), "clFinish");
+      const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      best = repeat == 0 ? seconds : std::min(best, seconds);
+    }
+    return best;
   }
 
  private:
@@ -177,18 +235,79 @@ class ClBackend final : public Backend {
     return std::make_shared<ClBuffer>(mem, bytes);
   }
 
-  template <class... Args>
-  void set_args(cl_kernel kernel, const Args&... args) {
-    cl_uint index = 0;
-    (check(api()->clSetKernelArg(kernel, index++, sizeof(Args), &args), who(), "clSetKernelArg"), ...);
+  static constexpr int kMaxRows = 7;           // the decode kernels' rows per set (GM_MAX_ROWS)
+  static constexpr size_t kGroup = 64;         // work-items per group (GM_GEMV_GROUP for the gemv kernels)
+  static constexpr size_t kStreamItems = 1 << 16;  // the read_bandwidth kernel's work-items
+  static constexpr size_t kLocalBytes = kMaxRows * kGroup * sizeof(float);  // the gemv kernels' partial sums
+
+  // Which rows go with which matrix (kernels/program.h, gm_set_of): `sets` sets of `rows` output rows each.
+  struct Routing {
+    int rows;
+    int64_t sets;
+    int64_t slots;
+    int64_t act_slots;
+    const int32_t* ids = nullptr;  // host; null: every set multiplies matrix 0
+  };
+
+  static bool quantized(Type type) { return format::find(type)->decode != nullptr; }
+  static cl_mem mem(const Buffer& b) { return static_cast<const ClBuffer&>(b).mem(); }
+
+  std::shared_ptr<ClBuffer> upload_array(const void* data, size_t bytes) {
+    auto buffer = allocate(bytes);
+    write(*buffer, data);
+    return buffer;
+  }
+  void write(const ClBuffer& to, const void* data) {
+    check(api()->clEnqueueWriteBuffer(queue_, to.mem(), CL_TRUE, 0, to.bytes(), data, 0, nullptr, nullptr), who(),
+          "clEnqueueWriteBuffer");
+  }
+  void read(const ClBuffer& from, void* data) {
+    check(api()->clEnqueueReadBuffer(queue_, from.mem(), CL_TRUE, 0, from.bytes(), data, 0, nullptr, nullptr),
+          who(), "clEnqueueReadBuffer");
   }
 
-  // `items` work-items in groups of 64 (the last one partial: the kernels check their bounds).
-  void launch(cl_kernel kernel, size_t items) {
-    constexpr size_t kGroup = 64;
-    const size_t global = (items + kGroup - 1) / kGroup * kGroup, local = kGroup;
-    check(api()->clEnqueueNDRangeKernel(queue_, kernel, 1, nullptr, &global, &local, 0, nullptr, nullptr), who(),
-          "clEnqueueNDRangeKernel");
+  // The activations quantized on the device (for the int8 formats), then the gemv kernel over every output and
+  // set, then the exact recomputation of the outputs it may have classified wrongly.
+  void gemv(const Weight& w, const Buffer& blocks, const float* x, int64_t act_rows, const Routing& r, float* y,
+            const float* residual) {
+    const TypeInfo& t = *type_info(w.type);
+    const size_t values = static_cast<size_t>(act_rows * w.k), outputs = static_cast<size_t>(r.sets * r.rows * w.m);
+    const auto xf = upload_array(x, values * sizeof(float));
+    const auto out = allocate(outputs * sizeof(float));
+    const auto add = residual ? upload_array(residual, outputs * sizeof(float)) : out;
+    const auto ids = r.ids ? upload_array(r.ids, static_cast<size_t>(r.sets) * sizeof(int32_t)) : out;
+    const bool int8 = quantized(w.type);
+    // The float formats read x as it is: the quantized buffers stand empty.
+    const auto xq = allocate(int8 ? values : 1), xd = allocate(int8 ? values / 32 * sizeof(float) : 1),
+               xsum = allocate(int8 ? values / 16 * sizeof(float) : 1);
+    const cl_long k = w.k, m = w.m, slots = r.slots, act_slots = r.act_slots, sets_outputs = cl_long(outputs);
+    const cl_long row_bytes = cl_long(w.row_bytes()), expert_bytes = r.ids ? cl_long(w.expert_bytes()) : 0;
+    const cl_int rows = r.rows, has_residual = residual != nullptr, block_bytes = t.block_bytes,
+                 subs = int8 ? t.block_size / 16 : 1;
+    std::lock_guard lock(mutex_);
+    if (int8) {
+      const cl_long groups = cl_long(values / 32);
+      run("quantize_act", {static_cast<size_t>(groups)}, xf->mem(), groups, xq->mem(), xd->mem(), xsum->mem());
+    }
+    run(fmt::format("gemv_{}", t.name), {static_cast<size_t>(w.m) * kGroup, static_cast<size_t>(r.sets)},
+        mem(blocks), row_bytes, expert_bytes, ids->mem(), slots, act_slots, xf->mem(), xq->mem(), xd->mem(),
+        xsum->mem(), rows, k, m, add->mem(), has_residual, out->mem(), block_bytes, subs);
+    run(fmt::format("exact_{}", t.name), {outputs}, mem(blocks), row_bytes, expert_bytes, ids->mem(), slots,
+        act_slots, xf->mem(), rows, k, m, add->mem(), has_residual, out->mem(), block_bytes, subs, sets_outputs);
+    read(*out, y);
+  }
+
+  // Launches kernel `name` (mutex_ held) over `global` work-items in dimension 0 (rounded up to whole groups of
+  // kGroup: the kernels check their bounds) and `global[1]` groups of one in dimension 1.
+  template <class... Args>
+  void run(const std::string& name, std::initializer_list<size_t> global, const Args&... args) {
+    const cl_kernel kernel = kernel_locked(name);
+    cl_uint index = 0;
+    (check(api()->clSetKernelArg(kernel, index++, sizeof(Args), &args), who(), "clSetKernelArg"), ...);
+    const size_t items[2] = {(*global.begin() + kGroup - 1) / kGroup * kGroup, global.size() > 1 ? global.end()[-1] : 1};
+    const size_t local[2] = {kGroup, 1};
+    check(api()->clEnqueueNDRangeKernel(queue_, kernel, 2, nullptr, items, local, 0, nullptr, nullptr), who(),
+          ("launching " + name).c_str());
   }
 
   cl_kernel kernel_locked(const std::string& name) {
@@ -197,15 +316,23 @@ class ClBackend final : public Backend {
     cl_int status = CL_SUCCESS;
     const cl_kernel kernel = api()->clCreateKernel(program_, name.c_str(), &status);
     check(status, who(), ("clCreateKernel " + name).c_str());
+    size_t group_limit = 0;
+    api()->clGetKernelWorkGroupInfo(kernel, device_, CL_KERNEL_WORK_GROUP_SIZE, sizeof group_limit, &group_limit,
+                                    nullptr);
+    if (group_limit < kGroup) {
+      api()->clReleaseKernel(kernel);
+      throw Error(Error::Kind::BadInput, fmt::format("{}: kernel {} runs at most {} work-items per group, not {}",
+                                                     who(), name, group_limit, kGroup));
+    }
     kernels_.emplace(name, kernel);
     return kernel;
   }
 
   // From the disk cache when an entry matches, else from source (and then cached).
   cl_program build_program() {
-    static constexpr const char* kOptions = "-cl-std=CL1.2";
+    const char* options = options_.c_str();
     const std::string key = fmt::format(
-        "{:016x}", fnv1a(info_.description, fnv1a(kOptions, fnv1a(ggufmm_device_program))));
+        "{:016x}", fnv1a(info_.description, fnv1a(options_, fnv1a(ggufmm_device_program))));
     const std::filesystem::path dir = cache_dir(), file = dir.empty() ? dir : dir / ("opencl-" + key + ".bin");
     cl_int status = CL_SUCCESS;
     if (!file.empty()) {
@@ -218,7 +345,7 @@ class ClBackend final : public Backend {
         cl_program program =
             api()->clCreateProgramWithBinary(context_, 1, &device_, &size, &bytes, &binary_status, &status);
         if (status == CL_SUCCESS && binary_status == CL_SUCCESS &&
-            api()->clBuildProgram(program, 1, &device_, kOptions, nullptr, nullptr) == CL_SUCCESS) {
+            api()->clBuildProgram(program, 1, &device_, options, nullptr, nullptr) == CL_SUCCESS) {
           return program;
         }
         if (program) api()->clReleaseProgram(program);  // a stale or foreign entry: build afresh
@@ -227,7 +354,7 @@ class ClBackend final : public Backend {
     const char* source = ggufmm_device_program;
     cl_program program = api()->clCreateProgramWithSource(context_, 1, &source, nullptr, &status);
     check(status, who(), "clCreateProgramWithSource");
-    if (api()->clBuildProgram(program, 1, &device_, kOptions, nullptr, nullptr) != CL_SUCCESS) {
+    if (api()->clBuildProgram(program, 1, &device_, options, nullptr, nullptr) != CL_SUCCESS) {
       size_t size = 0;
       api()->clGetProgramBuildInfo(program, device_, CL_PROGRAM_BUILD_LOG, 0, nullptr, &size);
       std::string log(size, '\0');
@@ -260,6 +387,7 @@ class ClBackend final : public Backend {
 
   cl_device_id device_;
   DeviceInfo info_;
+  std::string options_;  // the program's build options
   cl_context context_ = nullptr;
   cl_command_queue queue_ = nullptr;
   std::mutex mutex_;  // the program, the kernels (their arguments) and the queue's launches

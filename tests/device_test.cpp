@@ -1,0 +1,290 @@
+// The devices other than the CPU (OpenCL: PoCL in CI): dequantization bit for bit, activation quantization bit for
+// bit, gemv for every format, 1 to 7 rows and more, with and without a residual, on shapes that leave work-groups
+// partly idle; mixtures of experts; outputs classified as the exact product classifies them; the bad cases. Every
+// test runs on every such device; where there is none, it skips saying so, or fails under GGUFMM_REQUIRE_DEVICE=1.
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "device/backend.hpp"
+#include "ggufmm/device.hpp"
+#include "ggufmm/gguf.hpp"
+#include "ggufmm/ggufmm.hpp"
+#include "kernels/scalar/scalar.hpp"
+#include "temp_dir.hpp"
+#include "test_support.hpp"
+#include "tool_runner.hpp"
+
+namespace ggufmm {
+namespace {
+
+std::vector<Device> accelerators() {
+  std::vector<Device> out;
+  for (const DeviceInfo& info : devices()) {
+    if (info.name != "cpu") out.push_back(Device::open(info.name));
+  }
+  return out;
+}
+
+bool device_required() {
+  const char* v = std::getenv("GGUFMM_REQUIRE_DEVICE");
+  return v && *v && std::string(v) != "0";
+}
+
+// Declares `list`, the devices to test; skips (or fails, where required) when there is none.
+#define GGUFMM_DEVICES(list)                                                                         \
+  const std::vector<Device> list = accelerators();                                                  \
+  if (list.empty()) {                                                                               \
+    if (device_required()) FAIL() << "no device besides the CPU, and GGUFMM_REQUIRE_DEVICE is set"; \
+    GTEST_SKIP() << "no device besides the CPU (install an OpenCL driver, e.g. pocl-opencl-icd)";   \
+  }                                                                                                 \
+  static_assert(true)
+
+uint32_t bits(float f) { return std::bit_cast<uint32_t>(f); }
+
+// The CPU's int8 product in double: the dequantized weights times the activations as the CPU quantizes them.
+std::vector<double> int8_product(const Weight& w, const float* x, int64_t rows, const float* residual) {
+  const bool floats = test::is_float(w.type);
+  std::vector<float> xs(x, x + rows * w.k);
+  if (!floats) {
+    std::vector<int8_t> q(xs.size());
+    std::vector<float> d(xs.size() / 32), sum(xs.size() / 16);
+    std::vector<int16_t> qsum(xs.size() / 32);
+    kernels::scalar::quantize_act(x, static_cast<int>(rows), w.k, q.data(), d.data(), qsum.data(), sum.data());
+    for (size_t i = 0; i < xs.size(); ++i) xs[i] = d[i / 32] * static_cast<float>(q[i]);
+  }
+  const std::vector<float> wf = dequantize(w);
+  std::vector<double> y(static_cast<size_t>(rows * w.m));
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t o = 0; o < w.m; ++o) {
+      double s = residual ? residual[r * w.m + o] : 0.0;
+      for (int64_t i = 0; i < w.k; ++i) {
+        // d * q is exact in f32 (q has 8 bits): the product of f32 values in double is exact too.
+        s += static_cast<double>(wf[static_cast<size_t>(o * w.k + i)]) * xs[static_cast<size_t>(r * w.k + i)];
+      }
+      y[static_cast<size_t>(r * w.m + o)] = s;
+    }
+  }
+  return y;
+}
+
+// --- devices -----------------------------------------------------------------------------------------------------
+
+TEST(Devices, TheCpuComesFirstAndAnUnknownNameIsAnErrorNamingWhatThereIs) {
+  const std::vector<DeviceInfo> all = devices();
+  ASSERT_FALSE(all.empty());
+  EXPECT_EQ(all.front().name, "cpu");
+  EXPECT_TRUE(Device::open("cpu").is_cpu());
+  const std::string message = test::input_error([] { Device::open("opencl:99"); });
+  EXPECT_NE(message.find("opencl:99"), std::string::npos) << message;
+  EXPECT_NE(message.find("cpu"), std::string::npos) << message;
+  EXPECT_NE(test::input_error([] { Device::open("cuda:0"); }).find("cuda:0"), std::string::npos);
+}
+
+// No OpenCL platform (the ICD loader finds no driver): only the CPU, and asking for a device says so.
+TEST(Devices, WithoutAnOpenCLDriverTheToolRunsOnTheCpuAndNamesWhatIsMissing) {
+  test::TempDir empty;
+  const std::string env = "OCL_ICD_VENDORS=" + empty.path().string() + " OCL_ICD_FILENAMES=";
+  const test::ToolRun list = test::run_tool("devices", env);
+  EXPECT_EQ(list.status, 0) << list.output;
+  EXPECT_EQ(list.output.find("opencl"), std::string::npos) << list.output;
+  GGUFMM_GOLDEN_PATH(q4, "q4_0.gguf");
+  const test::ToolRun run =
+      test::run_tool("dequant " + q4 + " weight -o " + (empty.path() / "out.f32").string() + " --device opencl:0", env);
+  EXPECT_EQ(run.status, 1) << run.output;
+  EXPECT_NE(run.output.find("no OpenCL driver"), std::string::npos) << run.output;
+  const test::ToolRun cpu =
+      test::run_tool("dequant " + q4 + " weight -o " + (empty.path() / "out.f32").string() + " --device cpu", env);
+  EXPECT_EQ(cpu.status, 0) << cpu.output;
+}
+
+// --- every format ------------------------------------------------------------------------------------------------
+
+class DeviceFormat : public ::testing::TestWithParam<Type> {};
+
+TEST_P(DeviceFormat, DequantizesTheGoldenFileAsGgmlBitForBit) {
+  GGUFMM_DEVICES(list);
+  GGUFMM_OPEN_GOLDEN(file, std::string(type_info(GetParam())->name) + ".gguf");
+  const std::vector<float> want = file.read_f32("dequant");
+  for (const Device& d : list) {
+    const std::vector<float> got = ResidentWeight(d, file.weight("weight")).dequantize();
+    ASSERT_EQ(got.size(), want.size());
+    const auto [mismatches, first] = test::bit_mismatches(got, want);
+    EXPECT_EQ(mismatches, 0u) << d.info().name << ": first at " << first;
+  }
+}
+
+// 1 to 7 rows (one launch) and 9 (two), with and without a residual; m odd and k such that a row has fewer
+// sub-blocks than a work-group has work-items (and, for floats, a k that is no multiple of 16).
+TEST_P(DeviceFormat, GemvIsTheCpusInt8Product) {
+  GGUFMM_DEVICES(list);
+  std::mt19937 rng(static_cast<uint32_t>(GetParam()) + 7);
+  const int64_t m = 37, k = test::is_float(GetParam()) ? 100 : 768;
+  const test::RandomWeight weight(GetParam(), m, k, rng);
+  for (const Device& d : list) {
+    const ResidentWeight resident(d, weight.w);
+    for (const int64_t rows : {1, 2, 3, 4, 5, 6, 7, 9}) {
+      const std::vector<float> x = test::random_values(static_cast<size_t>(rows * k), rng);
+      const std::vector<float> residual = test::random_values(static_cast<size_t>(rows * m), rng);
+      for (const bool with_residual : {false, true}) {
+        const float* add = with_residual ? residual.data() : nullptr;
+        std::vector<float> y(static_cast<size_t>(rows * m));
+        resident.matmul(x.data(), rows, y.data(), add);
+        const std::vector<double> want = int8_product(weight.w, x.data(), rows, add);
+        EXPECT_LE(nmse(y.data(), want.data(), y.size()), 1e-10)
+            << d.info().name << ": " << rows << " rows" << (with_residual ? ", residual" : "");
+      }
+    }
+  }
+}
+
+// ggml's activations and exact products: the device errs no more than the CPU's gemv path.
+TEST_P(DeviceFormat, NoWorseThanTheCpuAgainstTheExactProduct) {
+  GGUFMM_DEVICES(list);
+  GGUFMM_OPEN_GOLDEN(file, std::string(type_info(GetParam())->name) + ".gguf");
+  const Weight w = file.weight("weight");
+  for (const Device& d : list) {
+    const ResidentWeight resident(d, w);
+    for (const int n : test::kGoldenRows) {
+      const std::vector<float> x = file.read_f32(fmt::format("act.{}", n));
+      const std::vector<float> exact = file.read_f32(fmt::format("exact_out.{}", n));
+      std::vector<float> got(exact.size()), cpu(exact.size());
+      resident.matmul(x.data(), n, got.data());
+      matmul(w, x.data(), n, cpu.data(), nullptr, {.path = Path::Gemv});
+      EXPECT_LE(nmse(got.data(), exact.data(), got.size()), nmse(cpu.data(), exact.data(), cpu.size()) * 1.01 + 1e-12)
+          << d.info().name << ": " << n << " rows";
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllFormats, DeviceFormat, ::testing::ValuesIn(test::weight_types()), test::type_test_name);
+
+// --- activations -------------------------------------------------------------------------------------------------
+
+TEST(DeviceActivations, QuantizedBitForBitAsTheCpuQuantizesThem) {
+  GGUFMM_DEVICES(list);
+  std::mt19937 rng(11);
+  const int64_t k = 32 * 24;
+  std::vector<float> x = test::random_values(static_cast<size_t>(2 * k), rng);
+  // Groups of edge cases: zeros; values too small for 127 / amax to be finite; a NaN; infinities; huge values;
+  // exact ties (x * 127 / amax = n + 0.5).
+  std::fill_n(x.begin() + 32, 32, 0.0f);
+  std::fill_n(x.begin() + 64, 32, 1e-38f);
+  x[96 + 5] = std::numeric_limits<float>::quiet_NaN();
+  x[128 + 7] = std::numeric_limits<float>::infinity();
+  x[160 + 9] = -std::numeric_limits<float>::infinity();
+  std::fill_n(x.begin() + 192, 32, 3e38f);
+  x[224] = 127.0f;
+  for (int i = 1; i < 32; ++i) x[224 + static_cast<size_t>(i)] = static_cast<float>(i) + 0.5f;
+  std::vector<int8_t> q(x.size()), dq(x.size());
+  std::vector<float> d(x.size() / 32), dd(x.size() / 32), sum(x.size() / 16), dsum(x.size() / 16);
+  std::vector<int16_t> qsum(x.size() / 32);
+  kernels::scalar::quantize_act(x.data(), 2, k, q.data(), d.data(), qsum.data(), sum.data());
+  for (const Device& device : list) {
+    device::backend_of(device)->quantize_activations(x.data(), 2 * k, dq.data(), dd.data(), dsum.data());
+    EXPECT_EQ(dq, q) << device.info().name;
+    for (size_t g = 0; g < d.size(); ++g) EXPECT_EQ(bits(dd[g]), bits(d[g])) << device.info().name << " group " << g;
+    for (size_t h = 0; h < sum.size(); ++h) EXPECT_EQ(bits(dsum[h]), bits(sum[h])) << device.info().name << " " << h;
+  }
+}
+
+// NaN and infinite activations, a NaN scale in the weight, and sums that overflow: classified as the exact product
+// classifies them (NaN where it is NaN, infinite of its sign where it is infinite, finite where finite).
+TEST(DeviceClassification, OutputsAreClassifiedAsTheExactProductClassifiesThem) {
+  GGUFMM_DEVICES(list);
+  std::mt19937 rng(12);
+  const int64_t m = 9, k = 256, rows = 5;
+  test::RandomWeight weight(Type::Q8_0, m, k, rng);
+  auto* blocks = const_cast<uint8_t*>(static_cast<const uint8_t*>(weight.w.data));
+  blocks[3 * weight.w.row_bytes()] = 0x00;  // row 3, block 0: scale NaN (binary16 0x7e00)
+  blocks[3 * weight.w.row_bytes() + 1] = 0x7e;
+  std::vector<float> x = test::random_values(static_cast<size_t>(rows * k), rng);
+  x[static_cast<size_t>(1 * k + 10)] = std::numeric_limits<float>::infinity();
+  x[static_cast<size_t>(2 * k + 20)] = std::numeric_limits<float>::quiet_NaN();
+  for (int64_t i = 0; i < k; ++i) x[static_cast<size_t>(4 * k + i)] = 3e37f;  // row 4: sums past the f32 range
+  const std::vector<double> exact = ggufmm::exact_matmul(weight.w, x.data(), rows);
+  for (const Device& d : list) {
+    std::vector<float> y(static_cast<size_t>(rows * m));
+    ResidentWeight(d, weight.w).matmul(x.data(), rows, y.data());
+    for (size_t i = 0; i < y.size(); ++i) {
+      const float e = static_cast<float>(exact[i]);
+      EXPECT_EQ(std::isnan(y[i]), std::isnan(e)) << d.info().name << " output " << i << ": " << y[i] << " vs " << e;
+      EXPECT_EQ(std::isinf(y[i]), std::isinf(e)) << d.info().name << " output " << i << ": " << y[i] << " vs " << e;
+      if (std::isinf(e)) {
+        EXPECT_EQ(std::signbit(y[i]), std::signbit(e)) << d.info().name << " output " << i;
+      }
+    }
+  }
+}
+
+// --- mixtures of experts -----------------------------------------------------------------------------------------
+
+class DeviceMoe : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(DeviceMoe, NoWorseThanTheCpuAgainstTheExactProduct) {
+  GGUFMM_DEVICES(list);
+  GGUFMM_OPEN_GOLDEN(file, GetParam() + ".gguf");
+  const Weight w = file.weight("weight");
+  const gguf::TensorInfo& act = file.tensor("act");
+  const gguf::TensorInfo& ids_info = file.tensor("ids");
+  const std::vector<float> x = file.read_f32("act"), exact = file.read_f32("exact_out");
+  const int64_t tokens = act.shape[2], act_slots = act.shape[1], slots = ids_info.shape[0];
+  const auto* ids = reinterpret_cast<const int32_t*>(ids_info.data);
+  std::vector<float> cpu(exact.size());
+  mul_mat_id(w, x.data(), tokens, act_slots, ids, slots, cpu.data(), nullptr, {.path = Path::Gemv});
+  for (const Device& d : list) {
+    std::vector<float> got(exact.size());
+    const std::vector<float> residual(exact.size(), 0.5f);
+    ResidentWeight(d, w).mul_mat_id(x.data(), tokens, act_slots, ids, slots, got.data());
+    EXPECT_LE(nmse(got.data(), exact.data(), got.size()), nmse(cpu.data(), exact.data(), cpu.size()) * 1.01 + 1e-12)
+        << d.info().name;
+    std::vector<float> plus(exact.size());
+    ResidentWeight(d, w).mul_mat_id(x.data(), tokens, act_slots, ids, slots, plus.data(), residual.data());
+    for (size_t i = 0; i < got.size(); ++i) ASSERT_EQ(plus[i], got[i] + 0.5f) << d.info().name << " output " << i;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Golden, DeviceMoe, ::testing::ValuesIn(test::kMoeGoldenFiles), test::string_test_name);
+
+// --- bad cases ---------------------------------------------------------------------------------------------------
+
+TEST(DeviceErrors, WrongShapesAndIdsAreBadUsageAsOnTheCpu) {
+  GGUFMM_DEVICES(list);
+  std::mt19937 rng(13);
+  const test::RandomWeight weight(Type::Q4_0, 8, 64, rng), experts(Type::Q4_0, 8, 64, rng, 3);
+  const std::vector<float> x(64 * 2, 1.0f);
+  std::vector<float> y(8 * 4);
+  for (const Device& d : list) {
+    const ResidentWeight one(d, weight.w), three(d, experts.w);
+    EXPECT_NE(test::usage_error([&] { one.matmul(x.data(), -1, y.data()); }).find("negative"), std::string::npos);
+    EXPECT_NE(test::usage_error([&] { three.matmul(x.data(), 1, y.data()); }).find("experts"), std::string::npos);
+    const int32_t bad_ids[2] = {0, 3};
+    EXPECT_NE(test::usage_error([&] { three.mul_mat_id(x.data(), 1, 1, bad_ids, 2, y.data()); }).find("id 3"),
+              std::string::npos);
+    EXPECT_NE(test::usage_error([&] { three.mul_mat_id(x.data(), 1, 3, bad_ids, 2, y.data()); }).find("slots"),
+              std::string::npos);
+  }
+}
+
+// More than the device can hold in one buffer: a clear error before a byte is read, nothing left resident.
+TEST(DeviceErrors, AWeightPastTheLargestAllocationIsACleanError) {
+  GGUFMM_DEVICES(list);
+  for (const Device& d : list) {
+    const int64_t k = 256 * 1024;
+    const int64_t m = static_cast<int64_t>(d.info().max_allocation / (k / 32 * 34)) + 1;
+    const uint8_t byte = 0;
+    const Weight huge{.type = Type::Q8_0, .k = k, .m = m, .data = &byte, .name = "huge"};  // never read
+    const std::string message = test::input_error([&] { ResidentWeight(d, huge); });
+    EXPECT_NE(message.find("largest allocation"), std::string::npos) << message;
+  }
+}
+
+}  // namespace
+}  // namespace ggufmm
