@@ -2,6 +2,9 @@
 // bit, gemv for every format, 1 to 7 rows and more, with and without a residual, on shapes that leave work-groups
 // partly idle; mixtures of experts; outputs classified as the exact product classifies them; the bad cases. Every
 // test runs on every such device; where there is none, it skips saying so, or fails under GGUFMM_REQUIRE_DEVICE=1.
+#define CL_TARGET_OPENCL_VERSION 120
+#define CL_USE_DEPRECATED_OPENCL_1_2_APIS
+#include <CL/cl.h>
 #include <gtest/gtest.h>
 
 #include <bit>
@@ -188,7 +191,14 @@ TEST(DeviceActivations, QuantizedBitForBitAsTheCpuQuantizesThem) {
   std::vector<int16_t> qsum(x.size() / 32);
   kernels::scalar::quantize_act(x.data(), 2, k, q.data(), d.data(), qsum.data(), sum.data());
   for (const Device& device : list) {
-    device::backend_of(device)->quantize_activations(x.data(), 2 * k, dq.data(), dd.data(), dsum.data());
+    device::Backend& b = *device::backend_of(device);
+    const auto xs = b.upload(x.data(), x.size() * sizeof(float));
+    const auto bq = b.allocate(dq.size()), bd = b.allocate(dd.size() * sizeof(float)),
+               bsum = b.allocate(dsum.size() * sizeof(float));
+    b.quantize_activations(xs->handle(), 2 * k, bq->handle(), bd->handle(), bsum->handle());
+    b.read(*bq, dq.data());
+    b.read(*bd, dd.data());
+    b.read(*bsum, dsum.data());
     EXPECT_EQ(dq, q) << device.info().name;
     for (size_t g = 0; g < d.size(); ++g) EXPECT_EQ(bits(dd[g]), bits(d[g])) << device.info().name << " group " << g;
     for (size_t h = 0; h < sum.size(); ++h) EXPECT_EQ(bits(dsum[h]), bits(sum[h])) << device.info().name << " " << h;
@@ -284,6 +294,81 @@ TEST(DeviceErrors, AWeightPastTheLargestAllocationIsACleanError) {
     const std::string message = test::input_error([&] { ResidentWeight(d, huge); });
     EXPECT_NE(message.find("largest allocation"), std::string::npos) << message;
   }
+}
+
+// --- an engine's own queue ---------------------------------------------------------------------------------------
+
+// An engine's OpenCL objects on the first device, released at the end.
+struct EngineQueue {
+  cl_context context = nullptr;
+  cl_command_queue queue = nullptr;
+  EngineQueue() {
+    cl_platform_id platform = nullptr;
+    cl_device_id device = nullptr;
+    if (clGetPlatformIDs(1, &platform, nullptr) != CL_SUCCESS) return;
+    if (clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device, nullptr) != CL_SUCCESS) return;
+    context = clCreateContext(nullptr, 1, &device, nullptr, nullptr, nullptr);
+    queue = clCreateCommandQueue(context, device, 0, nullptr);
+  }
+  ~EngineQueue() {
+    if (queue) clReleaseCommandQueue(queue);
+    if (context) clReleaseContext(context);
+  }
+  EngineQueue(const EngineQueue&) = delete;
+  EngineQueue& operator=(const EngineQueue&) = delete;
+
+  cl_mem buffer(size_t bytes, const void* from = nullptr) const {
+    return clCreateBuffer(context, CL_MEM_READ_WRITE | (from ? CL_MEM_COPY_HOST_PTR : 0), bytes,
+                          const_cast<void*>(from), nullptr);
+  }
+};
+
+// Weights uploaded through the engine's queue, products enqueued on it between the engine's own buffers: the same
+// values as through host memory; an id naming no expert makes its slot NaN.
+TEST(DeviceEngine, ProductsOnTheCallersQueueAndBuffers) {
+  GGUFMM_DEVICES(list);
+  const EngineQueue engine;
+  ASSERT_NE(engine.queue, nullptr);
+  const Device device = Device::from_opencl_queue(engine.queue);
+  std::mt19937 rng(14);
+  const int64_t m = 19, k = 512, rows = 10, experts = 3;
+  const test::RandomWeight weight(Type::Q4_K, m, k, rng), moe(Type::Q4_K, m, k, rng, experts);
+  const ResidentWeight resident(device, weight.w), resident_moe(device, moe.w);
+  const std::vector<float> x = test::random_values(static_cast<size_t>(rows * k), rng);
+  const std::vector<float> residual = test::random_values(static_cast<size_t>(rows * m), rng);
+  std::vector<float> want(residual.size()), got(residual.size());
+  resident.matmul(x.data(), rows, want.data(), residual.data());
+
+  const cl_mem bx = engine.buffer(x.size() * sizeof(float), x.data());
+  const cl_mem br = engine.buffer(residual.size() * sizeof(float), residual.data());
+  const cl_mem by = engine.buffer(got.size() * sizeof(float));
+  resident.enqueue_matmul(bx, rows, by, br);
+  ASSERT_EQ(clEnqueueReadBuffer(engine.queue, by, CL_TRUE, 0, got.size() * sizeof(float), got.data(), 0, nullptr,
+                                nullptr),
+            CL_SUCCESS);
+  for (size_t i = 0; i < got.size(); ++i) ASSERT_EQ(bits(got[i]), bits(want[i])) << "output " << i;
+
+  const int32_t ids[4] = {2, 0, 7, 1};  // 2 tokens, 2 slots; 7 names no expert
+  const cl_mem bids = engine.buffer(sizeof ids, ids);
+  std::vector<float> routed(4 * static_cast<size_t>(m));
+  resident_moe.enqueue_mul_mat_id(bx, 2, 1, bids, 2, by);
+  ASSERT_EQ(clEnqueueReadBuffer(engine.queue, by, CL_TRUE, 0, routed.size() * sizeof(float), routed.data(), 0,
+                                nullptr, nullptr),
+            CL_SUCCESS);
+  const int32_t valid[4] = {2, 0, 0, 1};
+  std::vector<float> host(routed.size());
+  resident_moe.mul_mat_id(x.data(), 2, 1, valid, 2, host.data());
+  for (size_t i = 0; i < routed.size(); ++i) {
+    if (i / static_cast<size_t>(m) == 2) {
+      EXPECT_TRUE(std::isnan(routed[i])) << "output " << i;
+    } else {
+      EXPECT_EQ(bits(routed[i]), bits(host[i])) << "output " << i;
+    }
+  }
+  for (const cl_mem b : {bx, br, by, bids}) clReleaseMemObject(b);
+  EXPECT_NE(test::usage_error([&] { ResidentWeight(Device::open("cpu"), weight.w).enqueue_matmul(bx, 1, by); })
+                .find("CPU"),
+            std::string::npos);
 }
 
 }  // namespace

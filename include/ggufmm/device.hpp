@@ -39,6 +39,9 @@ class GGUFMM_API Device {
   static Device open(std::string_view name);
   // The device $GGUFMM_DEVICE names, else the CPU.
   static Device from_environment();
+  // For engines with an OpenCL queue of their own (a cl_command_queue): weights uploaded through this device live
+  // in the queue's context, and the enqueue_ calls run on that queue.
+  static Device from_opencl_queue(void* queue);
 
   const DeviceInfo& info() const;
   bool is_cpu() const { return backend_ == nullptr; }
@@ -71,7 +74,18 @@ class GGUFMM_API ResidentWeight {
   void mul_mat_id(const float* act, int64_t tokens, int64_t act_slots, const int32_t* ids, int64_t slots, float* y,
                   const float* residual = nullptr) const;
 
+  // The same on device memory, for engines: buffers are the device's handles (cl_mem), in the layouts above (ids:
+  // int32 on the device; an id naming no expert makes that slot's outputs NaN, as it cannot be checked from here).
+  // Enqueued on the device's queue; they return without waiting, and the caller synchronizes on its queue.
+  // Throws Error(BadUsage) on the CPU, which has no device memory.
+  void enqueue_matmul(const void* x, int64_t rows, void* y, const void* residual = nullptr) const;
+  void enqueue_mul_mat_id(const void* act, int64_t tokens, int64_t act_slots, const void* ids, int64_t slots,
+                          void* y, const void* residual = nullptr) const;
+  void enqueue_dequantize(void* out) const;
+
  private:
+  device::Backend& backend() const;  // throws on the CPU
+
   Device device_;
   Weight weight_;
   std::shared_ptr<device::Buffer> blocks_;  // null on the CPU

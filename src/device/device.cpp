@@ -85,40 +85,105 @@ namespace {
   throw Error(Error::Kind::BadUsage, fmt::format("{}: {}", w.name.empty() ? "weight" : w.name, what));
 }
 
+void check_matmul(const Weight& w, int64_t rows, bool null_buffers) {
+  if (w.experts != 1) bad_usage(w, fmt::format("matmul needs one matrix, not {} experts", w.experts));
+  if (rows < 0) bad_usage(w, fmt::format("negative row count {}", rows));
+  if (rows > 0 && null_buffers) bad_usage(w, "null activations or output");
+}
+
+void check_mul_mat_id(const Weight& w, int64_t tokens, int64_t act_slots, int64_t slots, bool null_buffers) {
+  if (tokens < 0 || slots < 1 || (act_slots != 1 && act_slots != slots)) {
+    bad_usage(w, fmt::format("mul_mat_id: {} tokens, {} slots, {} activation slots (1 or the slots)", tokens, slots,
+                             act_slots));
+  }
+  if (tokens > 0 && null_buffers) bad_usage(w, "mul_mat_id: null activations, ids or output");
+}
+
+// The decode kernels' most rows per set.
+constexpr int kSetRows = 7;
+
 }  // namespace
+
+Device Device::from_opencl_queue(void* queue) {
+  if (!queue) throw Error(Error::Kind::BadUsage, "from_opencl_queue: null queue");
+  DeviceInfo info;
+  std::shared_ptr<device::Backend> backend = device::opencl_on_queue(queue, info);
+  return Device(std::move(info), std::move(backend));
+}
+
+device::Backend& ResidentWeight::backend() const {
+  if (!blocks_) throw Error(Error::Kind::BadUsage, "the CPU has no device memory: use matmul, not enqueue_");
+  return *device_.backend_;
+}
 
 void ResidentWeight::matmul(const float* x, int64_t rows, float* y, const float* residual) const {
   if (!blocks_) return ggufmm::matmul(weight_, x, rows, y, residual);
-  if (weight_.experts != 1) bad_usage(weight_, fmt::format("matmul needs one matrix, not {} experts", weight_.experts));
-  if (rows < 0) bad_usage(weight_, fmt::format("negative row count {}", rows));
+  check_matmul(weight_, rows, !x || !y);
   if (rows == 0) return;
-  if (!x || !y) bad_usage(weight_, "null activations or output");
-  device_.backend_->matmul(weight_, *blocks_, x, rows, y, residual);
+  device::Backend& b = backend();
+  const auto xs = b.upload(x, static_cast<size_t>(rows * weight_.k) * sizeof(float));
+  const size_t out_bytes = static_cast<size_t>(rows * weight_.m) * sizeof(float);
+  const auto out = b.allocate(out_bytes);
+  const auto add = residual ? b.upload(residual, out_bytes) : nullptr;
+  enqueue_matmul(xs->handle(), rows, out->handle(), add ? add->handle() : nullptr);
+  b.read(*out, y);
 }
 
 void ResidentWeight::mul_mat_id(const float* act, int64_t tokens, int64_t act_slots, const int32_t* ids,
                                 int64_t slots, float* y, const float* residual) const {
   if (!blocks_) return ggufmm::mul_mat_id(weight_, act, tokens, act_slots, ids, slots, y, residual);
-  if (tokens < 0 || slots < 1 || (act_slots != 1 && act_slots != slots)) {
-    bad_usage(weight_, fmt::format("mul_mat_id: {} tokens, {} slots, {} activation slots (1 or the slots)", tokens,
-                                   slots, act_slots));
-  }
+  check_mul_mat_id(weight_, tokens, act_slots, slots, !act || !ids || !y);
   if (tokens == 0) return;
-  if (!act || !ids || !y) bad_usage(weight_, "mul_mat_id: null activations, ids or output");
+  // From host memory the ids can be checked, and are, as on the CPU.
   for (int64_t i = 0; i < tokens * slots; ++i) {
     if (ids[i] < 0 || ids[i] >= weight_.experts) {
       bad_usage(weight_, fmt::format("mul_mat_id: id {} (token {}, slot {}) is not an expert in [0, {})", ids[i],
                                      i / slots, i % slots, weight_.experts));
     }
   }
-  device_.backend_->mul_mat_id(weight_, *blocks_, act, tokens, act_slots, ids, slots, y, residual);
+  device::Backend& b = backend();
+  const auto xs = b.upload(act, static_cast<size_t>(tokens * act_slots * weight_.k) * sizeof(float));
+  const auto routes = b.upload(ids, static_cast<size_t>(tokens * slots) * sizeof(int32_t));
+  const size_t out_bytes = static_cast<size_t>(tokens * slots * weight_.m) * sizeof(float);
+  const auto out = b.allocate(out_bytes);
+  const auto add = residual ? b.upload(residual, out_bytes) : nullptr;
+  enqueue_mul_mat_id(xs->handle(), tokens, act_slots, routes->handle(), slots, out->handle(),
+                     add ? add->handle() : nullptr);
+  b.read(*out, y);
+}
+
+void ResidentWeight::enqueue_matmul(const void* x, int64_t rows, void* y, const void* residual) const {
+  device::Backend& b = backend();
+  check_matmul(weight_, rows, !x || !y);
+  if (rows == 0) return;
+  b.gemv({.w = weight_, .blocks = *blocks_, .x = x, .act_rows = rows, .rows = kSetRows, .out_rows = rows,
+          .slots = 1, .act_slots = kSetRows, .residual = residual, .y = y});
+}
+
+void ResidentWeight::enqueue_mul_mat_id(const void* act, int64_t tokens, int64_t act_slots, const void* ids,
+                                        int64_t slots, void* y, const void* residual) const {
+  device::Backend& b = backend();
+  check_mul_mat_id(weight_, tokens, act_slots, slots, !act || !ids || !y);
+  if (tokens == 0) return;
+  b.gemv({.w = weight_, .blocks = *blocks_, .x = act, .act_rows = tokens * act_slots, .rows = 1,
+          .out_rows = tokens * slots, .slots = slots, .act_slots = act_slots, .ids = ids, .residual = residual,
+          .y = y});
+}
+
+void ResidentWeight::enqueue_dequantize(void* out) const {
+  device::Backend& b = backend();
+  if (!out) bad_usage(weight_, "dequantize: null output");
+  b.dequantize(weight_.type, *blocks_, weight_.k * weight_.m * weight_.experts, out);
 }
 
 std::vector<float> ResidentWeight::dequantize() const {
   if (!blocks_) return ggufmm::dequantize(weight_);
-  std::vector<float> out(static_cast<size_t>(weight_.k * weight_.m * weight_.experts));
-  device_.backend_->dequantize(weight_.type, *blocks_, static_cast<int64_t>(out.size()), out.data());
-  return out;
+  std::vector<float> values(static_cast<size_t>(weight_.k * weight_.m * weight_.experts));
+  device::Backend& b = backend();
+  const auto out = b.allocate(values.size() * sizeof(float));
+  enqueue_dequantize(out->handle());
+  b.read(*out, values.data());
+  return values;
 }
 
 }  // namespace ggufmm

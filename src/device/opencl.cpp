@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "device/backend.hpp"
+#include "device/kernels/args.h"
 #include "format/registry.hpp"
 #include "runtime/atomic_file.hpp"
 
@@ -37,7 +38,7 @@ struct Api {
   X(clCreateProgramWithBinary) X(clBuildProgram) X(clGetProgramBuildInfo) X(clGetProgramInfo)                  \
   X(clReleaseProgram) X(clCreateKernel) X(clReleaseKernel) X(clSetKernelArg) X(clCreateBuffer)                 \
   X(clReleaseMemObject) X(clEnqueueWriteBuffer) X(clEnqueueReadBuffer) X(clEnqueueNDRangeKernel) X(clFinish)    \
-  X(clGetKernelWorkGroupInfo)
+  X(clGetKernelWorkGroupInfo) X(clGetCommandQueueInfo) X(clRetainContext) X(clRetainCommandQueue)
 #define GGUFMM_CL_POINTER(name) decltype(&::name) name = nullptr;
   GGUFMM_CL_FUNCTIONS(GGUFMM_CL_POINTER)
 #undef GGUFMM_CL_POINTER
@@ -113,16 +114,20 @@ class ClBuffer final : public Buffer {
   ClBuffer(const ClBuffer&) = delete;
   ClBuffer& operator=(const ClBuffer&) = delete;
   size_t bytes() const override { return bytes_; }
-  cl_mem mem() const { return mem_; }
+  void* handle() const override { return mem_; }
 
  private:
   cl_mem mem_;
   size_t bytes_;
 };
 
+cl_mem mem(const void* handle) { return static_cast<cl_mem>(const_cast<void*>(handle)); }
+
 class ClBackend final : public Backend {
  public:
-  ClBackend(cl_device_id device, DeviceInfo info) : device_(device), info_(std::move(info)) {
+  // On a context and queue of our own, or on an engine's queue (retained: the engine may release its own).
+  ClBackend(cl_device_id device, DeviceInfo info, cl_command_queue queue = nullptr)
+      : device_(device), info_(std::move(info)) {
     // The kernels' work-groups, and their local memory, within what the device allows (a CPU implementation
     // allows far more than a GPU: the limits are the device's, not what a launch happens to get away with).
     const auto group_limit = device_value<size_t>(device_, CL_DEVICE_MAX_WORK_GROUP_SIZE);
@@ -136,10 +141,19 @@ class ClBackend final : public Backend {
     // activation scales must be the CPU's bit for bit.
     options_ = "-cl-std=CL1.2";
     if (device_value<cl_device_fp_config>(device_, CL_DEVICE_DOUBLE_FP_CONFIG) != 0) options_ += " -DGM_HAS_FP64";
-    if (device_value<cl_device_fp_config>(device_, CL_DEVICE_SINGLE_FP_CONFIG) & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT) {
+    if (device_value<cl_device_fp_config>(device_, CL_DEVICE_SINGLE_FP_CONFIG) &
+        CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT) {
       options_ += " -cl-fp32-correctly-rounded-divide-sqrt";
     }
     cl_int status = CL_SUCCESS;
+    if (queue) {
+      check(api()->clGetCommandQueueInfo(queue, CL_QUEUE_CONTEXT, sizeof context_, &context_, nullptr), who(),
+            "clGetCommandQueueInfo");
+      api()->clRetainContext(context_);
+      api()->clRetainCommandQueue(queue);
+      queue_ = queue;
+      return;
+    }
     context_ = api()->clCreateContext(nullptr, 1, &device_, nullptr, nullptr, &status);
     check(status, who(), "clCreateContext");
     queue_ = api()->clCreateCommandQueue(context_, device_, 0, &status);
@@ -157,62 +171,81 @@ class ClBackend final : public Backend {
   ClBackend(const ClBackend&) = delete;
   ClBackend& operator=(const ClBackend&) = delete;
 
-  std::shared_ptr<Buffer> upload(const void* data, size_t bytes) override {
-    const auto buffer = allocate(bytes);
-    const cl_int status =
-        api()->clEnqueueWriteBuffer(queue_, buffer->mem(), CL_TRUE, 0, bytes, data, 0, nullptr, nullptr);
-    if (status != CL_SUCCESS) fail(who(), fmt::format("uploading {} bytes", bytes), status);
-    return buffer;
+  std::shared_ptr<Buffer> allocate(size_t bytes) override {
+    if (bytes > info_.max_allocation) {
+      throw Error(Error::Kind::BadInput, fmt::format("{}: {} bytes is more than its largest allocation, {} bytes",
+                                                     who(), bytes, info_.max_allocation));
+    }
+    cl_int status = CL_SUCCESS;
+    const cl_mem m = api()->clCreateBuffer(context_, CL_MEM_READ_WRITE, std::max<size_t>(bytes, 1), nullptr, &status);
+    if (status != CL_SUCCESS) fail(who(), fmt::format("allocating {} bytes", bytes), status);
+    return std::make_shared<ClBuffer>(m, bytes);
   }
 
-  void dequantize(Type type, const Buffer& blocks, int64_t values, float* out) override {
+  void write(const Buffer& to, const void* from) override {
+    const cl_int status = api()->clEnqueueWriteBuffer(queue_, mem(to.handle()), CL_TRUE, 0, to.bytes(), from, 0,
+                                                      nullptr, nullptr);
+    if (status != CL_SUCCESS) fail(who(), fmt::format("copying {} bytes to the device", to.bytes()), status);
+  }
+
+  void read(const Buffer& from, void* to) override {
+    check(api()->clEnqueueReadBuffer(queue_, mem(from.handle()), CL_TRUE, 0, from.bytes(), to, 0, nullptr, nullptr),
+          who(), "clEnqueueReadBuffer");
+  }
+
+  void dequantize(Type type, const Buffer& blocks, int64_t values, void* out) override {
     const TypeInfo& t = *type_info(type);
-    const auto output = allocate(static_cast<size_t>(values) * sizeof(float));
     // Quantized formats: a work-item per 16 values; floats: per value.
     const cl_long items = quantized(type) ? values / 16 : values;
     std::lock_guard lock(mutex_);
-    run(fmt::format("dequantize_{}", t.name), {static_cast<size_t>(items)}, mem(blocks), output->mem(), items,
+    run(fmt::format("dequantize_{}", t.name), {static_cast<size_t>(items)}, mem(blocks.handle()), mem(out), items,
         cl_int{t.block_bytes}, cl_int{t.block_size / 16});
-    read(*output, out);
   }
 
-  void matmul(const Weight& w, const Buffer& blocks, const float* x, int64_t rows, float* y,
-              const float* residual) override {
-    // Chunks of up to 7 rows, the decode kernels' most.
-    for (int64_t r0 = 0; r0 < rows; r0 += kMaxRows) {
-      const int n = static_cast<int>(std::min<int64_t>(kMaxRows, rows - r0));
-      gemv(w, blocks, x + r0 * w.k, n, {.rows = n, .sets = 1, .slots = 1, .act_slots = n}, y + r0 * w.m,
-           residual ? residual + r0 * w.m : nullptr);
-    }
-  }
-
-  void mul_mat_id(const Weight& w, const Buffer& blocks, const float* act, int64_t tokens, int64_t act_slots,
-                  const int32_t* ids, int64_t slots, float* y, const float* residual) override {
-    gemv(w, blocks, act, tokens * act_slots,
-         {.rows = 1, .sets = tokens * slots, .slots = slots, .act_slots = act_slots, .ids = ids}, y, residual);
-  }
-
-  void quantize_activations(const float* x, int64_t values, int8_t* q, float* d, float* sum16) override {
-    const size_t n = static_cast<size_t>(values);
-    const auto xf = upload_array(x, n * sizeof(float));
-    const auto xq = allocate(n), xd = allocate(n / 32 * sizeof(float)), xsum = allocate(n / 16 * sizeof(float));
+  void quantize_activations(const void* x, int64_t values, void* q, void* d, void* sum16) override {
     const cl_long groups = values / 32;
     std::lock_guard lock(mutex_);
-    run("quantize_act", {static_cast<size_t>(groups)}, xf->mem(), groups, xq->mem(), xd->mem(), xsum->mem());
-    read(*xq, q);
-    read(*xd, d);
-    read(*xsum, sum16);
+    run("quantize_act", {static_cast<size_t>(groups)}, mem(x), groups, mem(q), mem(d), mem(sum16));
+  }
+
+  void gemv(const GemvCall& c) override {
+    const TypeInfo& t = *type_info(c.w.type);
+    const bool int8 = quantized(c.w.type);
+    const size_t values = static_cast<size_t>(c.act_rows * c.w.k);
+    // Scratch for the quantized activations: released here, freed by OpenCL once the kernels using it are done.
+    // The float formats read x as it is.
+    const auto xq = allocate(int8 ? values : 1), xd = allocate(int8 ? values / 32 * sizeof(float) : 1),
+               xsum = allocate(int8 ? values / 16 * sizeof(float) : 1);
+    const int64_t sets = (c.out_rows + c.rows - 1) / c.rows;
+    const kernels::gm_gemv_args a{.k = c.w.k, .m = c.w.m, .row_bytes = static_cast<int64_t>(c.w.row_bytes()),
+                                  .expert_bytes = c.ids ? static_cast<int64_t>(c.w.expert_bytes()) : 0,
+                                  .experts = c.w.experts, .slots = c.slots, .act_slots = c.act_slots,
+                                  .rows = c.rows, .out_rows = c.out_rows, .block_bytes = t.block_bytes,
+                                  .subs_per_block = int8 ? t.block_size / 16 : 1,
+                                  .has_residual = c.residual != nullptr};
+    // Unread buffers (ids of a matmul, a missing residual) stand in as y: a kernel argument may not be null.
+    const cl_mem w = mem(c.blocks.handle()), x = mem(c.x), y = mem(c.y), ids = c.ids ? mem(c.ids) : y,
+                 residual = c.residual ? mem(c.residual) : y;
+    std::lock_guard lock(mutex_);
+    if (int8) {
+      const cl_long groups = static_cast<cl_long>(values / 32);
+      run("quantize_act", {static_cast<size_t>(groups)}, x, groups, mem(xq->handle()), mem(xd->handle()),
+          mem(xsum->handle()));
+    }
+    run(fmt::format("gemv_{}", t.name), {static_cast<size_t>(c.w.m) * kGroup, static_cast<size_t>(sets)}, w, ids, x,
+        mem(xq->handle()), mem(xd->handle()), mem(xsum->handle()), residual, y, a);
+    run(fmt::format("exact_{}", t.name), {static_cast<size_t>(c.out_rows * c.w.m)}, w, ids, x, residual, y, a);
   }
 
   double read_seconds(size_t bytes) override {
-    const auto words = allocate(bytes), sink = allocate(sizeof(cl_uint));
     const std::vector<uint8_t> pattern(bytes, 0x5a);
-    write(*words, pattern.data());
+    const auto words = upload(pattern.data(), bytes), sink = allocate(sizeof(cl_uint));
     double best = 0;
     std::lock_guard lock(mutex_);
     for (int repeat = 0; repeat < 5; ++repeat) {
       const auto start = std::chrono::steady_clock::now();
-      run("read_bandwidth", {kStreamItems}, words->mem(), cl_long(bytes / sizeof(cl_uint)), sink->mem());
+      run("read_bandwidth", {kStreamItems}, mem(words->handle()), cl_long(bytes / sizeof(cl_uint)),
+          mem(sink->handle()));
       check(api()->clFinish(queue_), who(), "clFinish");
       const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       best = repeat == 0 ? seconds : std::min(best, seconds);
@@ -221,90 +254,23 @@ class ClBackend final : public Backend {
   }
 
  private:
-  std::string who() const { return info_.name + " (" + info_.description + ")"; }
-
-  std::shared_ptr<ClBuffer> allocate(size_t bytes) {
-    if (bytes > info_.max_allocation) {
-      throw Error(Error::Kind::BadInput, fmt::format("{}: {} bytes is more than its largest allocation, {} bytes",
-                                                     who(), bytes, info_.max_allocation));
-    }
-    cl_int status = CL_SUCCESS;
-    const cl_mem mem = api()->clCreateBuffer(context_, CL_MEM_READ_WRITE, std::max<size_t>(bytes, 1), nullptr,
-                                             &status);
-    if (status != CL_SUCCESS) fail(who(), fmt::format("allocating {} bytes", bytes), status);
-    return std::make_shared<ClBuffer>(mem, bytes);
-  }
-
-  static constexpr int kMaxRows = 7;           // the decode kernels' rows per set (GM_MAX_ROWS)
-  static constexpr size_t kGroup = 64;         // work-items per group (GM_GEMV_GROUP for the gemv kernels)
+  static constexpr size_t kGroup = 64;             // work-items per group (GM_GEMV_GROUP for the gemv kernels)
   static constexpr size_t kStreamItems = 1 << 16;  // the read_bandwidth kernel's work-items
-  static constexpr size_t kLocalBytes = kMaxRows * kGroup * sizeof(float);  // the gemv kernels' partial sums
-
-  // Which rows go with which matrix (kernels/program.h, gm_set_of): `sets` sets of `rows` output rows each.
-  struct Routing {
-    int rows;
-    int64_t sets;
-    int64_t slots;
-    int64_t act_slots;
-    const int32_t* ids = nullptr;  // host; null: every set multiplies matrix 0
-  };
+  static constexpr size_t kLocalBytes = 7 * kGroup * sizeof(float);  // the gemv kernels' partial sums
 
   static bool quantized(Type type) { return format::find(type)->decode != nullptr; }
-  static cl_mem mem(const Buffer& b) { return static_cast<const ClBuffer&>(b).mem(); }
 
-  std::shared_ptr<ClBuffer> upload_array(const void* data, size_t bytes) {
-    auto buffer = allocate(bytes);
-    write(*buffer, data);
-    return buffer;
-  }
-  void write(const ClBuffer& to, const void* data) {
-    check(api()->clEnqueueWriteBuffer(queue_, to.mem(), CL_TRUE, 0, to.bytes(), data, 0, nullptr, nullptr), who(),
-          "clEnqueueWriteBuffer");
-  }
-  void read(const ClBuffer& from, void* data) {
-    check(api()->clEnqueueReadBuffer(queue_, from.mem(), CL_TRUE, 0, from.bytes(), data, 0, nullptr, nullptr),
-          who(), "clEnqueueReadBuffer");
-  }
-
-  // The activations quantized on the device (for the int8 formats), then the gemv kernel over every output and
-  // set, then the exact recomputation of the outputs it may have classified wrongly.
-  void gemv(const Weight& w, const Buffer& blocks, const float* x, int64_t act_rows, const Routing& r, float* y,
-            const float* residual) {
-    const TypeInfo& t = *type_info(w.type);
-    const size_t values = static_cast<size_t>(act_rows * w.k), outputs = static_cast<size_t>(r.sets * r.rows * w.m);
-    const auto xf = upload_array(x, values * sizeof(float));
-    const auto out = allocate(outputs * sizeof(float));
-    const auto add = residual ? upload_array(residual, outputs * sizeof(float)) : out;
-    const auto ids = r.ids ? upload_array(r.ids, static_cast<size_t>(r.sets) * sizeof(int32_t)) : out;
-    const bool int8 = quantized(w.type);
-    // The float formats read x as it is: the quantized buffers stand empty.
-    const auto xq = allocate(int8 ? values : 1), xd = allocate(int8 ? values / 32 * sizeof(float) : 1),
-               xsum = allocate(int8 ? values / 16 * sizeof(float) : 1);
-    const cl_long k = w.k, m = w.m, slots = r.slots, act_slots = r.act_slots, sets_outputs = cl_long(outputs);
-    const cl_long row_bytes = cl_long(w.row_bytes()), expert_bytes = r.ids ? cl_long(w.expert_bytes()) : 0;
-    const cl_int rows = r.rows, has_residual = residual != nullptr, block_bytes = t.block_bytes,
-                 subs = int8 ? t.block_size / 16 : 1;
-    std::lock_guard lock(mutex_);
-    if (int8) {
-      const cl_long groups = cl_long(values / 32);
-      run("quantize_act", {static_cast<size_t>(groups)}, xf->mem(), groups, xq->mem(), xd->mem(), xsum->mem());
-    }
-    run(fmt::format("gemv_{}", t.name), {static_cast<size_t>(w.m) * kGroup, static_cast<size_t>(r.sets)},
-        mem(blocks), row_bytes, expert_bytes, ids->mem(), slots, act_slots, xf->mem(), xq->mem(), xd->mem(),
-        xsum->mem(), rows, k, m, add->mem(), has_residual, out->mem(), block_bytes, subs);
-    run(fmt::format("exact_{}", t.name), {outputs}, mem(blocks), row_bytes, expert_bytes, ids->mem(), slots,
-        act_slots, xf->mem(), rows, k, m, add->mem(), has_residual, out->mem(), block_bytes, subs, sets_outputs);
-    read(*out, y);
-  }
+  std::string who() const { return info_.name + " (" + info_.description + ")"; }
 
   // Launches kernel `name` (mutex_ held) over `global` work-items in dimension 0 (rounded up to whole groups of
-  // kGroup: the kernels check their bounds) and `global[1]` groups of one in dimension 1.
+  // kGroup: the kernels check their bounds) and, where given, `global[1]` groups of one in dimension 1.
   template <class... Args>
   void run(const std::string& name, std::initializer_list<size_t> global, const Args&... args) {
     const cl_kernel kernel = kernel_locked(name);
     cl_uint index = 0;
     (check(api()->clSetKernelArg(kernel, index++, sizeof(Args), &args), who(), "clSetKernelArg"), ...);
-    const size_t items[2] = {(*global.begin() + kGroup - 1) / kGroup * kGroup, global.size() > 1 ? global.end()[-1] : 1};
+    const size_t items[2] = {(*global.begin() + kGroup - 1) / kGroup * kGroup,
+                             global.size() > 1 ? global.end()[-1] : 1};
     const size_t local[2] = {kGroup, 1};
     check(api()->clEnqueueNDRangeKernel(queue_, kernel, 2, nullptr, items, local, 0, nullptr, nullptr), who(),
           ("launching " + name).c_str());
@@ -434,6 +400,20 @@ std::vector<Found> opencl_devices() {
     }
   }
   return found;
+}
+
+std::shared_ptr<Backend> opencl_on_queue(void* queue, DeviceInfo& info) {
+  if (!api()) throw Error(Error::Kind::BadInput, "an OpenCL queue was given, but no OpenCL driver loads");
+  const auto q = static_cast<cl_command_queue>(queue);
+  cl_device_id id = nullptr;
+  cl_platform_id platform = nullptr;
+  check(api()->clGetCommandQueueInfo(q, CL_QUEUE_DEVICE, sizeof id, &id, nullptr), "OpenCL queue",
+        "clGetCommandQueueInfo");
+  check(api()->clGetDeviceInfo(id, CL_DEVICE_PLATFORM, sizeof platform, &platform, nullptr), "OpenCL queue",
+        "clGetDeviceInfo");
+  info = describe(platform, id, 0);
+  info.name = "opencl (the caller's queue)";
+  return std::make_shared<ClBackend>(id, info, q);
 }
 
 }  // namespace ggufmm::device

@@ -3,6 +3,7 @@
 #ifndef GGUFMM_DEVICE_PROGRAM_H
 #define GGUFMM_DEVICE_PROGRAM_H
 
+#include "device/kernels/args.h"
 #include "device/kernels/decode.h"
 
 /* Dequantization: one work-item per 16 values (a sub-block), `subs` of them; the blocks are `block_bytes` apart
@@ -71,68 +72,72 @@ GM_KERNEL void quantize_act(const GM_GLOBAL float* x, gm_i64 groups, GM_GLOBAL g
   sum16[2 * g + 1] = scale * (float)part[1];
 }
 
-/* Which weight matrix and activation row a set of output rows uses. A matmul is one set of `rows` rows (matrix 0,
- * activation rows 0..rows-1; expert_bytes 0, ids unread); mul_mat_id has a set per token and slot, one row each,
- * its matrix the slot's expert and its activation row the token's (act_slots 1) or the slot's own. */
+/* Which weight matrix and activation rows a set of output rows uses. A matmul is sets of up to `rows` rows
+ * (matrix 0; set j reads activation rows from j * rows); mul_mat_id has a set per token and slot, one row each, its
+ * matrix the slot's expert and its activation row the token's (act_slots 1) or the slot's own. An id that names no
+ * expert makes its outputs NaN. */
 typedef struct {
   gm_i64 matrix_offset; /* bytes */
   gm_i64 act_row;       /* the set's first activation row */
+  int rows;             /* its output rows */
+  int valid;
 } gm_set;
 
-GM_FN gm_set gm_set_of(gm_i64 set, const GM_GLOBAL gm_i32* ids, gm_i64 expert_bytes, gm_i64 slots,
-                       gm_i64 act_slots) {
+GM_FN gm_set gm_set_of(gm_i64 set, const GM_GLOBAL gm_i32* ids, const gm_gemv_args* a) {
   gm_set s;
-  s.matrix_offset = expert_bytes ? (gm_i64)ids[set] * expert_bytes : 0;
-  s.act_row = (set / slots) * act_slots + (act_slots == 1 ? 0 : set % slots);
+  const gm_i64 id = a->expert_bytes ? (gm_i64)ids[set] : 0;
+  s.valid = id >= 0 && id < a->experts;
+  s.matrix_offset = s.valid ? id * a->expert_bytes : 0;
+  s.act_row = (set / a->slots) * a->act_slots + (a->act_slots == 1 ? 0 : set % a->slots);
+  s.rows = (int)(a->out_rows - set * a->rows < a->rows ? a->out_rows - set * a->rows : a->rows);
   return s;
 }
 
-/* Decode, 1 to 7 activation rows: a work-group per output (group 0) and set (group 1). Its work-items take the
- * row's sub-blocks in turn, each decoded once for all rows: sum_i w_i * xq_i exactly in integers per 16 values,
+/* Decode, 1 to 7 activation rows per set: a work-group per output (group 0) and set (group 1). Its work-items take
+ * the row's sub-blocks in turn, each decoded once for all rows: sum_i w_i * xq_i exactly in integers per 16 values,
  * scaled as the CPU scales it (scale * d * isum - offset * sum16), then summed across the group in local memory.
  * The residual is added in the store. Work-groups are GM_GEMV_GROUP work-items (a power of two). */
 #define GM_GEMV_GROUP 64
 #define GM_MAX_ROWS 7
-GM_FN void gm_gemv_store(GM_LOCAL float* partial, float* acc, int rows, gm_i64 out, gm_i64 m,
-                         const GM_GLOBAL float* residual, int has_residual, GM_GLOBAL float* y) {
+GM_FN void gm_gemv_store(GM_LOCAL float* partial, float* acc, gm_i64 set, gm_set s, const gm_gemv_args* a,
+                         const GM_GLOBAL float* residual, GM_GLOBAL float* y) {
   const int lid = GM_LOCAL_ID(0);
-  for (int r = 0; r < rows; ++r) partial[r * GM_GEMV_GROUP + lid] = acc[r];
+  for (int r = 0; r < s.rows; ++r) partial[r * GM_GEMV_GROUP + lid] = acc[r];
   GM_BARRIER();
   for (int stride = GM_GEMV_GROUP / 2; stride > 0; stride /= 2) {
     if (lid < stride) {
-      for (int r = 0; r < rows; ++r) partial[r * GM_GEMV_GROUP + lid] += partial[r * GM_GEMV_GROUP + lid + stride];
+      for (int r = 0; r < s.rows; ++r) partial[r * GM_GEMV_GROUP + lid] += partial[r * GM_GEMV_GROUP + lid + stride];
     }
     GM_BARRIER();
   }
-  if (lid < rows) {
-    const gm_i64 at = (out + lid) * m + GM_GROUP_ID(0);
-    y[at] = partial[lid * GM_GEMV_GROUP] + (has_residual ? residual[at] : 0.0f);
+  if (lid < s.rows) {
+    const gm_i64 at = (set * a->rows + lid) * a->m + GM_GROUP_ID(0);
+    const float sum = s.valid ? partial[lid * GM_GEMV_GROUP] : gm_as_float(0x7fc00000u);
+    y[at] = sum + (a->has_residual ? residual[at] : 0.0f);
   }
 }
 
 #define GM_GEMV_KERNEL(name)                                                                                      \
-  GM_KERNEL void gemv_##name(const GM_GLOBAL gm_u8* w, gm_i64 row_bytes, gm_i64 expert_bytes,                     \
-                             const GM_GLOBAL gm_i32* ids, gm_i64 slots, gm_i64 act_slots,                         \
-                             const GM_GLOBAL float* x, const GM_GLOBAL gm_i8* xq, const GM_GLOBAL float* xd,      \
-                             const GM_GLOBAL float* xsum, int rows, gm_i64 k, gm_i64 m,                          \
-                             const GM_GLOBAL float* residual, int has_residual, GM_GLOBAL float* y,              \
-                             int block_bytes, int subs_per_block) {                                               \
-    GM_SHARED float partial[GM_MAX_ROWS * GM_GEMV_GROUP];                                                          \
+  GM_KERNEL void gemv_##name(const GM_GLOBAL gm_u8* w, const GM_GLOBAL gm_i32* ids, const GM_GLOBAL float* x,     \
+                             const GM_GLOBAL gm_i8* xq, const GM_GLOBAL float* xd, const GM_GLOBAL float* xsum,   \
+                             const GM_GLOBAL float* residual, GM_GLOBAL float* y, gm_gemv_args a) {              \
+    GM_SHARED float partial[GM_MAX_ROWS * GM_GEMV_GROUP];                                                         \
     const gm_i64 set = GM_GROUP_ID(1);                                                                            \
-    const gm_set s = gm_set_of(set, ids, expert_bytes, slots, act_slots);                                         \
-    const GM_GLOBAL gm_u8* row = w + s.matrix_offset + GM_GROUP_ID(0) * row_bytes;                               \
+    const gm_set s = gm_set_of(set, ids, &a);                                                                     \
+    const GM_GLOBAL gm_u8* row = w + s.matrix_offset + GM_GROUP_ID(0) * a.row_bytes;                             \
     float acc[GM_MAX_ROWS] = {0, 0, 0, 0, 0, 0, 0};                                                               \
     (void)x;                                                                                                      \
-    for (gm_i64 sub = GM_LOCAL_ID(0); sub < k / 16; sub += GM_GEMV_GROUP) {                                       \
-      const gm_sub b = gm_decode_##name(row + (sub / subs_per_block) * block_bytes, (int)(sub % subs_per_block)); \
-      for (int r = 0; r < rows; ++r) {                                                                            \
-        const gm_i64 i = (s.act_row + r) * k + sub * 16;                                                          \
+    for (gm_i64 sub = GM_LOCAL_ID(0); sub < a.k / 16; sub += GM_GEMV_GROUP) {                                     \
+      const gm_sub b = gm_decode_##name(row + (sub / a.subs_per_block) * a.block_bytes,                           \
+                                        (int)(sub % a.subs_per_block));                                          \
+      for (int r = 0; r < s.rows; ++r) {                                                                          \
+        const gm_i64 i = (s.act_row + r) * a.k + sub * 16;                                                        \
         int isum = 0;                                                                                             \
         for (int j = 0; j < 16; ++j) isum += b.q[j] * xq[i + j];                                                  \
         acc[r] += b.scale * xd[i / 32] * (float)isum - b.offset * xsum[i / 16];                                 \
       }                                                                                                           \
     }                                                                                                             \
-    gm_gemv_store(partial, acc, rows, set * rows, m, residual, has_residual, y);                                  \
+    gm_gemv_store(partial, acc, set, s, &a, residual, y);                                                         \
   }
 GM_QUANT_FORMATS(GM_GEMV_KERNEL)
 
@@ -145,27 +150,22 @@ GM_FN float gm_value_bf16(const GM_GLOBAL gm_u8* row, gm_i64 j) {
 #define GM_FLOAT_FORMATS(X) X(f32) X(f16) X(bf16)
 
 #define GM_GEMV_FLOAT_KERNEL(name)                                                                                \
-  GM_KERNEL void gemv_##name(const GM_GLOBAL gm_u8* w, gm_i64 row_bytes, gm_i64 expert_bytes,                     \
-                             const GM_GLOBAL gm_i32* ids, gm_i64 slots, gm_i64 act_slots,                         \
-                             const GM_GLOBAL float* x, const GM_GLOBAL gm_i8* xq, const GM_GLOBAL float* xd,      \
-                             const GM_GLOBAL float* xsum, int rows, gm_i64 k, gm_i64 m,                          \
-                             const GM_GLOBAL float* residual, int has_residual, GM_GLOBAL float* y,              \
-                             int block_bytes, int subs_per_block) {                                               \
-    GM_SHARED float partial[GM_MAX_ROWS * GM_GEMV_GROUP];                                                          \
+  GM_KERNEL void gemv_##name(const GM_GLOBAL gm_u8* w, const GM_GLOBAL gm_i32* ids, const GM_GLOBAL float* x,     \
+                             const GM_GLOBAL gm_i8* xq, const GM_GLOBAL float* xd, const GM_GLOBAL float* xsum,   \
+                             const GM_GLOBAL float* residual, GM_GLOBAL float* y, gm_gemv_args a) {              \
+    GM_SHARED float partial[GM_MAX_ROWS * GM_GEMV_GROUP];                                                         \
     const gm_i64 set = GM_GROUP_ID(1);                                                                            \
-    const gm_set s = gm_set_of(set, ids, expert_bytes, slots, act_slots);                                         \
-    const GM_GLOBAL gm_u8* row = w + s.matrix_offset + GM_GROUP_ID(0) * row_bytes;                               \
+    const gm_set s = gm_set_of(set, ids, &a);                                                                     \
+    const GM_GLOBAL gm_u8* row = w + s.matrix_offset + GM_GROUP_ID(0) * a.row_bytes;                             \
     float acc[GM_MAX_ROWS] = {0, 0, 0, 0, 0, 0, 0};                                                               \
     (void)xq;                                                                                                     \
     (void)xd;                                                                                                     \
     (void)xsum;                                                                                                   \
-    (void)block_bytes;                                                                                            \
-    (void)subs_per_block;                                                                                         \
-    for (gm_i64 j = GM_LOCAL_ID(0); j < k; j += GM_GEMV_GROUP) {                                                  \
+    for (gm_i64 j = GM_LOCAL_ID(0); j < a.k; j += GM_GEMV_GROUP) {                                                \
       const float v = gm_value_##name(row, j);                                                                    \
-      for (int r = 0; r < rows; ++r) acc[r] += v * x[(s.act_row + r) * k + j];                                    \
+      for (int r = 0; r < s.rows; ++r) acc[r] += v * x[(s.act_row + r) * a.k + j];                                \
     }                                                                                                             \
-    gm_gemv_store(partial, acc, rows, set * rows, m, residual, has_residual, y);                                  \
+    gm_gemv_store(partial, acc, set, s, &a, residual, y);                                                         \
   }
 GM_FLOAT_FORMATS(GM_GEMV_FLOAT_KERNEL)
 
@@ -182,28 +182,24 @@ GM_FN int gm_doubtful(float v) { return !(fabs(v) <= 0x1.fffffep126f); }
 /* The sum over the row, in the exact type: each sub-block's 16 values as dequantization gives them, or each float
  * value. */
 #define GM_EXACT_SUM_QUANT(name)                                                                                  \
-  for (gm_i64 sub = 0; sub < k / 16; ++sub) {                                                                     \
-    const gm_sub b = gm_decode_##name(row + (sub / subs_per_block) * block_bytes, (int)(sub % subs_per_block));   \
+  for (gm_i64 sub = 0; sub < a.k / 16; ++sub) {                                                                   \
+    const gm_sub b = gm_decode_##name(row + (sub / a.subs_per_block) * a.block_bytes, (int)(sub % a.subs_per_block)); \
     for (int j = 0; j < 16; ++j) sum += (gm_exact)(b.scale * (float)b.q[j] - b.offset) * (gm_exact)xr[sub * 16 + j]; \
   }
 #define GM_EXACT_SUM_FLOAT(name) \
-  for (gm_i64 j = 0; j < k; ++j) sum += (gm_exact)gm_value_##name(row, j) * (gm_exact)xr[j];
+  for (gm_i64 j = 0; j < a.k; ++j) sum += (gm_exact)gm_value_##name(row, j) * (gm_exact)xr[j];
 
 #define GM_EXACT_KERNEL(name, SUM)                                                                                \
-  GM_KERNEL void exact_##name(const GM_GLOBAL gm_u8* w, gm_i64 row_bytes, gm_i64 expert_bytes,                    \
-                              const GM_GLOBAL gm_i32* ids, gm_i64 slots, gm_i64 act_slots,                        \
-                              const GM_GLOBAL float* x, int rows, gm_i64 k, gm_i64 m,                             \
-                              const GM_GLOBAL float* residual, int has_residual, GM_GLOBAL float* y,             \
-                              int block_bytes, int subs_per_block, gm_i64 outputs) {                              \
+  GM_KERNEL void exact_##name(const GM_GLOBAL gm_u8* w, const GM_GLOBAL gm_i32* ids, const GM_GLOBAL float* x,    \
+                              const GM_GLOBAL float* residual, GM_GLOBAL float* y, gm_gemv_args a) {             \
     const gm_i64 at = GM_GLOBAL_ID(0);                                                                            \
-    if (at >= outputs || !gm_doubtful(y[at])) return;                                                             \
-    const gm_i64 o = at % m, out_row = at / m, set = out_row / rows;                                              \
-    const gm_set s = gm_set_of(set, ids, expert_bytes, slots, act_slots);                                         \
-    const GM_GLOBAL gm_u8* row = w + s.matrix_offset + o * row_bytes;                                            \
-    const GM_GLOBAL float* xr = x + (s.act_row + out_row % rows) * k;                                             \
-    gm_exact sum = has_residual ? (gm_exact)residual[at] : (gm_exact)0;                                           \
-    (void)block_bytes;                                                                                            \
-    (void)subs_per_block;                                                                                         \
+    if (at >= a.out_rows * a.m || !gm_doubtful(y[at])) return;                                                    \
+    const gm_i64 o = at % a.m, out_row = at / a.m, set = out_row / a.rows;                                        \
+    const gm_set s = gm_set_of(set, ids, &a);                                                                     \
+    if (!s.valid) return;                                                                                         \
+    const GM_GLOBAL gm_u8* row = w + s.matrix_offset + o * a.row_bytes;                                          \
+    const GM_GLOBAL float* xr = x + (s.act_row + out_row % a.rows) * a.k;                                         \
+    gm_exact sum = a.has_residual ? (gm_exact)residual[at] : (gm_exact)0;                                         \
     SUM(name)                                                                                                     \
     y[at] = (float)sum;                                                                                           \
   }
