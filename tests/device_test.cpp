@@ -18,6 +18,7 @@
 
 #include "device/backend.hpp"
 #include "ggufmm/device.hpp"
+#include "ggufmm/ggufmm.h"
 #include "ggufmm/gguf.hpp"
 #include "ggufmm/ggufmm.hpp"
 #include "kernels/scalar/scalar.hpp"
@@ -369,6 +370,40 @@ TEST(DeviceEngine, ProductsOnTheCallersQueueAndBuffers) {
   EXPECT_NE(test::usage_error([&] { ResidentWeight(Device::open("cpu"), weight.w).enqueue_matmul(bx, 1, by); })
                 .find("CPU"),
             std::string::npos);
+}
+
+// --- the C API ---------------------------------------------------------------------------------------------------
+
+TEST(DeviceCApi, UploadMultiplyDequantizeAndRelease) {
+  const int count = ggufmm_device_count();
+  ASSERT_GE(count, 1);
+  EXPECT_STREQ(ggufmm_device_name(0), "cpu");
+  EXPECT_EQ(ggufmm_device_name(count), nullptr);
+  ggufmm_device* missing = nullptr;
+  EXPECT_EQ(ggufmm_device_open("opencl:99", &missing), GGUFMM_BAD_INPUT);
+  EXPECT_NE(std::string(ggufmm_last_error()).find("opencl:99"), std::string::npos);
+  std::mt19937 rng(15);
+  const int64_t m = 11, k = 256, rows = 3;
+  const test::RandomWeight weight(Type::Q6_K, m, k, rng);
+  const ggufmm_weight w{static_cast<uint32_t>(Type::Q6_K), k, m, 1, weight.w.data};
+  const std::vector<float> x = test::random_values(static_cast<size_t>(rows * k), rng);
+  std::vector<float> want(static_cast<size_t>(rows * m));
+  ResidentWeight(Device::open("cpu"), weight.w).matmul(x.data(), rows, want.data());
+  for (int i = 0; i < count; ++i) {
+    const std::string name = ggufmm_device_name(i);
+    ggufmm_device* device = nullptr;
+    ASSERT_EQ(ggufmm_device_open(name.c_str(), &device), GGUFMM_OK) << ggufmm_last_error();
+    ggufmm_resident* resident = nullptr;
+    ASSERT_EQ(ggufmm_upload(device, &w, &resident), GGUFMM_OK) << ggufmm_last_error();
+    std::vector<float> y(want.size()), values(static_cast<size_t>(m * k));
+    ASSERT_EQ(ggufmm_resident_matmul(resident, x.data(), rows, y.data(), nullptr), GGUFMM_OK) << ggufmm_last_error();
+    EXPECT_LE(nmse(y.data(), want.data(), y.size()), 1e-10) << name;
+    ASSERT_EQ(ggufmm_resident_dequantize(resident, values.data()), GGUFMM_OK) << ggufmm_last_error();
+    EXPECT_EQ(values, dequantize(weight.w)) << name;
+    EXPECT_EQ(ggufmm_resident_matmul(resident, x.data(), -1, y.data(), nullptr), GGUFMM_BAD_USAGE) << name;
+    ggufmm_resident_release(resident);
+    ggufmm_device_close(device);
+  }
 }
 
 }  // namespace

@@ -1,14 +1,25 @@
 // The C API: a thin shell over the C++ one that turns exceptions into status codes.
 #include "ggufmm/ggufmm.h"
 
+#include <algorithm>
 #include <new>
 #include <string>
+#include <vector>
 
+#include "ggufmm/device.hpp"
 #include "ggufmm/ggufmm.hpp"
 #include "ggufmm/gguf.hpp"
 
 struct ggufmm_file {
   ggufmm::gguf::File file;
+};
+
+struct ggufmm_device {
+  ggufmm::Device device;
+};
+
+struct ggufmm_resident {
+  ggufmm::ResidentWeight weight;
 };
 
 namespace {
@@ -55,6 +66,14 @@ ggufmm::Options to_cpp(const ggufmm_options* o) {
   }
   throw ggufmm::Error(ggufmm::Error::Kind::BadUsage, "unknown path");
 }
+
+const ggufmm::ResidentWeight& resident_of(const ggufmm_resident* w) {
+  if (!w) throw ggufmm::Error(ggufmm::Error::Kind::BadUsage, "null resident weight");
+  return w->weight;
+}
+
+// ggufmm_device_name's strings, per thread as the error message is.
+thread_local std::vector<std::string> device_names;
 
 }  // namespace
 
@@ -118,6 +137,76 @@ ggufmm_status ggufmm_release_dense_copies(const void* data, size_t bytes) {
 
 ggufmm_status ggufmm_set_prefill_dequant(int64_t min_rows) {
   return guarded([&] { ggufmm::set_prefill_dequant(min_rows); });
+}
+
+int ggufmm_device_count(void) {
+  device_names.clear();
+  try {
+    for (const ggufmm::DeviceInfo& d : ggufmm::devices()) device_names.push_back(d.name);
+  } catch (...) {
+    device_names = {"cpu"};
+  }
+  return static_cast<int>(device_names.size());
+}
+
+const char* ggufmm_device_name(int i) {
+  return i >= 0 && static_cast<size_t>(i) < device_names.size() ? device_names[static_cast<size_t>(i)].c_str()
+                                                                : nullptr;
+}
+
+ggufmm_status ggufmm_device_open(const char* name, ggufmm_device** out) {
+  return guarded([&] {
+    if (!name || !out) throw ggufmm::Error(ggufmm::Error::Kind::BadUsage, "null name or result pointer");
+    *out = new ggufmm_device{ggufmm::Device::open(name)};
+  });
+}
+
+ggufmm_status ggufmm_device_from_opencl_queue(void* queue, ggufmm_device** out) {
+  return guarded([&] {
+    if (!out) throw ggufmm::Error(ggufmm::Error::Kind::BadUsage, "null result pointer");
+    *out = new ggufmm_device{ggufmm::Device::from_opencl_queue(queue)};
+  });
+}
+
+void ggufmm_device_close(ggufmm_device* device) { delete device; }
+
+ggufmm_status ggufmm_upload(const ggufmm_device* device, const ggufmm_weight* w, ggufmm_resident** out) {
+  return guarded([&] {
+    if (!device || !out) throw ggufmm::Error(ggufmm::Error::Kind::BadUsage, "null device or result pointer");
+    *out = new ggufmm_resident{ggufmm::ResidentWeight(device->device, to_cpp(w))};
+  });
+}
+
+void ggufmm_resident_release(ggufmm_resident* resident) { delete resident; }
+
+ggufmm_status ggufmm_resident_matmul(const ggufmm_resident* w, const float* x, int64_t rows, float* y,
+                                     const float* residual) {
+  return guarded([&] { resident_of(w).matmul(x, rows, y, residual); });
+}
+
+ggufmm_status ggufmm_resident_mul_mat_id(const ggufmm_resident* w, const float* act, int64_t tokens,
+                                         int64_t act_slots, const int32_t* ids, int64_t slots, float* y,
+                                         const float* residual) {
+  return guarded([&] { resident_of(w).mul_mat_id(act, tokens, act_slots, ids, slots, y, residual); });
+}
+
+ggufmm_status ggufmm_resident_dequantize(const ggufmm_resident* w, float* out) {
+  return guarded([&] {
+    if (!out) throw ggufmm::Error(ggufmm::Error::Kind::BadUsage, "null output");
+    const std::vector<float> values = resident_of(w).dequantize();
+    std::copy(values.begin(), values.end(), out);
+  });
+}
+
+ggufmm_status ggufmm_resident_enqueue_matmul(const ggufmm_resident* w, const void* x, int64_t rows, void* y,
+                                             const void* residual) {
+  return guarded([&] { resident_of(w).enqueue_matmul(x, rows, y, residual); });
+}
+
+ggufmm_status ggufmm_resident_enqueue_mul_mat_id(const ggufmm_resident* w, const void* act, int64_t tokens,
+                                                 int64_t act_slots, const void* ids, int64_t slots, void* y,
+                                                 const void* residual) {
+  return guarded([&] { resident_of(w).enqueue_mul_mat_id(act, tokens, act_slots, ids, slots, y, residual); });
 }
 
 }  // extern "C"
