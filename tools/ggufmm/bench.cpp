@@ -41,6 +41,8 @@ const std::vector<std::string> kDefaultTypes = {"q4_0", "q8_0", "q4_K", "q5_K", 
 constexpr Shape kDefaultShapes[] = {{4096, 4096}, {14336, 4096}, {4096, 14336}};
 const std::vector<int64_t> kDefaultSizes = {4096, 14336};  // m or k, where only the other one is given
 const std::vector<int64_t> kDefaultN = {1, 2, 4, 8, 512};
+// On a device, decode: its kernels take up to 7 rows at a time.
+const std::vector<int64_t> kDeviceN = {1, 4, 7};
 
 // --moe: the two shapes of ggml's own MUL_MAT_ID performance cases, 128 experts top-8 and 32 experts top-4, from
 // one token (decode) to a prefill batch.
@@ -110,6 +112,7 @@ struct Settings {
   std::string format = "table";
   bool quick_limits = false;
   bool moe = false;
+  std::string device;
 };
 
 // One weight to time: a matrix, or the matrices of a mixture of experts.
@@ -353,9 +356,57 @@ struct Measurements {
   std::vector<BenchResult> results;
 };
 
+// On a device: its read bandwidth from a streaming kernel; per weight, the one-time upload (a row of its own,
+// path "upload") and then the products, which read the resident weight.
+Measurements measure_on(const Device& device, const Settings& s, const std::vector<Subject>& subjects,
+                        const std::vector<int64_t>& ns, const Progress& progress) {
+  progress.show(fmt::format("measuring {}'s read bandwidth", device.info().name));
+  Measurements out;
+  out.machine.read_gbps = device.read_bandwidth(s.quick_limits ? size_t{16} << 20 : size_t{256} << 20) / 1e9;
+  out.machine.threads = 0;
+  out.machine.device = fmt::format("{} ({})", device.info().name, device.info().description);
+  size_t arena_size = 0;
+  for (const Subject& subject : subjects) arena_size = std::max(arena_size, arena_bytes(subject, 1));
+  const AlignedBytes arena = allocate_aligned(arena_size);
+  std::mt19937 rng(20260102);
+  std::normal_distribution<float> normal;
+  for (const Subject& subject : subjects) {
+    const std::string label = subject.label();
+    progress.show(fmt::format("{}: uploading", label));
+    const Weight w{.type = subject.type->type, .k = subject.k, .m = subject.m,
+                   .data = place_copies(subject, 1, arena.get()).front(), .name = label};
+    const auto start = std::chrono::steady_clock::now();
+    const ResidentWeight resident(device, w);
+    const double upload = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const double bytes = static_cast<double>(subject.matrix_bytes());
+    out.results.push_back({std::string(subject.type->name), subject.m, subject.k, 0, "upload", 0, upload * 1e6, 0.0,
+                           bytes / upload / 1e9, 0.0, std::nullopt});
+    for (const int64_t n : ns) {
+      progress.show(fmt::format("{} n={} on {}", label, n, device.info().name));
+      std::vector<float> x(static_cast<size_t>(n * subject.k)), y(static_cast<size_t>(n * subject.m));
+      for (float& v : x) v = normal(rng);
+      const double seconds =
+          median_repeat(time_repeats([&](size_t) { resident.matmul(x.data(), n, y.data()); })).seconds;
+      const double gbps = bytes / seconds / 1e9;
+      out.results.push_back({std::string(subject.type->name), subject.m, subject.k, n, device.info().name, 0,
+                             seconds * 1e6, 2.0 * static_cast<double>(subject.m * subject.k * n) / seconds / 1e9,
+                             gbps, gbps / out.machine.read_gbps, std::nullopt});
+    }
+  }
+  return out;
+}
+
 Measurements measure(const Settings& s) {
+  const Device device = open_device(s.device);
+  if (!device.is_cpu() && (s.moe || s.path != "auto")) {
+    bad_usage(fmt::format("--device {}: times the device's gemv kernels on dense weights (no --moe, --path auto)",
+                          device.info().name));
+  }
   const std::vector<Path> paths = parse_paths(s.path, s.moe);
-  const std::vector<int64_t> ns = s.n.given() ? s.n.sizes() : s.moe ? kMoeN : kDefaultN;
+  const std::vector<int64_t> ns = s.n.given()        ? s.n.sizes()
+                                  : s.moe            ? kMoeN
+                                  : device.is_cpu() ? kDefaultN
+                                                     : kDeviceN;
   // Dense products have no routing.
   const std::vector<std::optional<Routing>> routings =
       s.moe ? std::vector<std::optional<Routing>>(std::begin(kRoutings), std::end(kRoutings))
@@ -371,6 +422,7 @@ Measurements measure(const Settings& s) {
     subjects = random_subjects(s, pools, progress);
   }
 
+  if (!device.is_cpu()) return measure_on(device, s, subjects, ns, progress);
   progress.show("measuring the machine's limits");
   Measurements out{measure_limits(s.threads, s.quick_limits), {}};
 
@@ -425,6 +477,7 @@ void add_bench(CLI::App& app) {
   cmd->add_option("--path", s.path, "kernel path: auto, a path's name, or all (with --moe: auto, ref or all)")
       ->capture_default_str();
   cmd->add_option("--threads", s.threads, "threads (0: all cores)")->check(CLI::NonNegativeNumber);
+  add_device_option(*cmd, s.device);
   auto* cold = cmd->add_flag("--cold")->description(
       "rotate through copies of each weight too large together to stay in cache (the default), as a model far "
       "larger than the caches is read");
@@ -444,7 +497,9 @@ void add_bench(CLI::App& app) {
       "skewed (expert e with weight 1/(e+1)), afresh before every repeat. gflops counts the real rows (tokens x "
       "top-k), weight_gbps the bytes of the experts a repeat read.\nroof_frac: below 8 activation rows per matrix "
       "read, the weight's read rate over the machine's memory bandwidth; from 8 rows on, the rate of arithmetic over "
-      "the machine's int8 dot-product peak.");
+      "the machine's int8 dot-product peak.\nWith --device (other than cpu), the device's gemv kernels on each weight "
+      "uploaded once (its upload timed as a row of its own, path \"upload\"), n = 1,4,7 by default, roof_frac the "
+      "weight's read rate over the device's read bandwidth, measured in the same run by a streaming kernel.");
   cmd->callback([] {
     const Measurements m = measure(s);
     print_report(s.format, m.machine, m.results, dense_cache_stats());

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
 
 namespace ggufmm::cli {
 
@@ -11,6 +12,7 @@ struct MachineLimits {
   double bf16_gflops = 0.0;  // bf16 dot products; 0 where the CPU has none
   double f32_gflops = 0.0;   // f32 fused multiply-adds
   int threads = 1;
+  std::string device;  // a device's name and description, where the products ran there (read_gbps is its own)
 };
 
 // Measures with `threads` threads (0: all cores). `quick` uses small buffers and short loops: seconds less, and

@@ -52,6 +52,7 @@ Row cells(const BenchResult& r) {
 }
 
 std::string machine_line(const MachineLimits& m) {
+  if (!m.device.empty()) return fmt::format("device: {}, read {:.2f} GB/s", m.device, m.read_gbps);
   return fmt::format("machine: {} threads, read {:.2f} GB/s, int8 {:.1f} GOPS, bf16 {:.1f} GFLOPS, f32 {:.1f} GFLOPS",
                      m.threads, m.read_gbps, m.int8_gops, m.bf16_gflops, m.f32_gflops);
 }
@@ -71,6 +72,7 @@ void print_json(const MachineLimits& machine, const std::vector<BenchResult>& re
                     {"bf16_gflops", machine.bf16_gflops},
                     {"f32_gflops", machine.f32_gflops},
                     {"threads", machine.threads}};
+  if (!machine.device.empty()) out["machine"]["device"] = machine.device;
   out["results"] = nlohmann::ordered_json::array();
   for (const BenchResult& r : results) {
     nlohmann::ordered_json result = {{"type", r.type}, {"m", r.m}, {"k", r.k}};

@@ -1,7 +1,10 @@
-// ggufmm check: every format through every path on random data, against the exact double-precision product.
+// ggufmm check: every format through every path on random data, against the exact double-precision product; with
+// --device, through that device's kernels (and its dequantization, bit for bit against the CPU's).
 #include <fmt/format.h>
 
+#include <cstring>
 #include <random>
+#include <string_view>
 
 #include "commands.hpp"
 #include "common.hpp"
@@ -59,8 +62,11 @@ double tolerance(Path path) {
 void add_check(CLI::App& app) {
   auto* cmd = app.add_subcommand("check", "run the built-in correctness suite");
   static int threads = 0;
+  static std::string device_name;
   cmd->add_option("--threads", threads, "threads (0: all cores)")->check(CLI::NonNegativeNumber);
+  add_device_option(*cmd, device_name);
   cmd->callback([] {
+    const Device device = open_device(device_name);
     std::mt19937 rng(20261130);
     std::normal_distribution<float> normal;
     int failures = 0;
@@ -80,15 +86,28 @@ void add_check(CLI::App& app) {
         if (s.residual) {
           for (size_t i = 0; i < exact.size(); ++i) exact[i] += residual[i];
         }
+        const auto report = [&](std::string_view label, double e, bool ok) {
+          failures += ok ? 0 : 1;
+          fmt::print("{:<8}  {:<6}  {:>5}  {:>6}  {:>5}  {:>4}  {:>10.3e}  {}\n", t.name, label, s.m, k, s.rows,
+                     s.residual ? "yes" : "no", e, ok ? "pass" : "FAIL");
+        };
+        const float* add = s.residual ? residual.data() : nullptr;
+        if (!device.is_cpu()) {
+          const ResidentWeight resident(device, w);
+          std::vector<float> y(exact.size());
+          resident.matmul(x.data(), s.rows, y.data(), add);
+          const double e = scaled_error(y, exact, dense, x, s.m, k, s.rows);
+          report(device.info().name, e, e <= tolerance(Path::Gemv));
+          const std::vector<float> values = resident.dequantize();
+          const bool same = std::memcmp(values.data(), dense.data(), dense.size() * sizeof(float)) == 0;
+          report("dequant", same ? 0.0 : 1.0, same);
+          continue;
+        }
         for (const Path path : available_paths()) {
           std::vector<float> y(exact.size());
-          matmul(w, x.data(), s.rows, y.data(), s.residual ? residual.data() : nullptr,
-                 {.path = path, .threads = threads});
+          matmul(w, x.data(), s.rows, y.data(), add, {.path = path, .threads = threads});
           const double e = scaled_error(y, exact, dense, x, s.m, k, s.rows);
-          const bool ok = e <= tolerance(path);
-          failures += ok ? 0 : 1;
-          fmt::print("{:<8}  {:<6}  {:>5}  {:>6}  {:>5}  {:>4}  {:>10.3e}  {}\n", t.name, path_name(path), s.m, k,
-                     s.rows, s.residual ? "yes" : "no", e, ok ? "pass" : "FAIL");
+          report(path_name(path), e, e <= tolerance(path));
         }
       }
     }

@@ -40,6 +40,36 @@ void ProductOptions::add_to(CLI::App& cmd) {
   for (const Path p : available_paths()) names += fmt::format("|{}", path_name(p));
   cmd.add_option("--path", path, fmt::format("kernel path: auto{}", names))->capture_default_str();
   cmd.add_option("--threads", threads, "threads (0: all cores)")->check(CLI::NonNegativeNumber);
+  add_device_option(cmd, device);
+}
+
+void add_device_option(CLI::App& cmd, std::string& device) {
+  cmd.add_option("--device", device, "where to compute: cpu, opencl:N (`ggufmm devices`; default: $GGUFMM_DEVICE, "
+                                     "else cpu)");
+}
+
+Device open_device(const std::string& name) { return name.empty() ? Device::from_environment() : Device::open(name); }
+
+Device ProductOptions::open() const {
+  const Device d = open_device(device);
+  if (!d.is_cpu() && path != "auto" && path != "gemv") {
+    throw Error(Error::Kind::BadUsage, fmt::format("--path {}: {} runs its gemv kernels (auto or gemv)", path,
+                                                   d.info().name));
+  }
+  return d;
+}
+
+void ProductOptions::matmul(const Weight& w, const float* x, int64_t rows, float* y, const float* residual) const {
+  const Device d = open();
+  if (d.is_cpu()) return ggufmm::matmul(w, x, rows, y, residual, resolve());
+  ResidentWeight(d, w).matmul(x, rows, y, residual);
+}
+
+void ProductOptions::mul_mat_id(const Weight& w, const float* act, int64_t tokens, int64_t act_slots,
+                                const int32_t* ids, int64_t slots, float* y) const {
+  const Device d = open();
+  if (d.is_cpu()) return ggufmm::mul_mat_id(w, act, tokens, act_slots, ids, slots, y, nullptr, resolve());
+  ResidentWeight(d, w).mul_mat_id(act, tokens, act_slots, ids, slots, y);
 }
 
 Options ProductOptions::resolve() const {

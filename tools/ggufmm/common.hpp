@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "ggufmm/device.hpp"
 #include "ggufmm/ggufmm.hpp"
 #include "ggufmm/gguf.hpp"
 
@@ -25,12 +26,26 @@ void require_shape(const F32Tensor& t, std::vector<int64_t> want, const std::str
 // Raw little-endian f32, row-major; written whole or not at all.
 void write_f32(const std::string& path, const std::vector<float>& values);
 
-// --path and --threads, as every product command takes them.
+// --device NAME, as every command that computes takes it: default $GGUFMM_DEVICE, else the CPU.
+void add_device_option(CLI::App& cmd, std::string& device);
+Device open_device(const std::string& name);
+
+// --path, --threads and --device, as every product command takes them.
 struct ProductOptions {
   std::string path = "auto";
   int threads = 0;
+  std::string device;
   void add_to(CLI::App& cmd);
   Options resolve() const;  // throws Error(BadUsage) for an unknown path
+
+  // The product on the chosen device: the CPU's paths, or the device's gemv kernels (which --path may then only
+  // name as auto or gemv).
+  void matmul(const Weight& w, const float* x, int64_t rows, float* y, const float* residual) const;
+  void mul_mat_id(const Weight& w, const float* act, int64_t tokens, int64_t act_slots, const int32_t* ids,
+                  int64_t slots, float* y) const;
+
+ private:
+  Device open() const;
 };
 
 }  // namespace ggufmm::cli

@@ -17,7 +17,7 @@ void add_matmul(CLI::App& app) {
   cmd->add_option("-o,--output", out, "output file: raw f32 [n, m], row-major")->required();
   product.add_to(*cmd);
   cmd->callback([] {
-    const Options options = product.resolve();
+    product.resolve();  // a bad --path fails before any work
     const auto file = gguf::File::open(path);
     const Weight w = file.weight(weight);
     if (w.experts != 1) {
@@ -33,7 +33,7 @@ void add_matmul(CLI::App& app) {
       require_shape(r, {w.m, n}, "residual");
     }
     std::vector<float> y(static_cast<size_t>(n * w.m));
-    matmul(w, x.values.data(), n, y.data(), residual.empty() ? nullptr : r.values.data(), options);
+    product.matmul(w, x.values.data(), n, y.data(), residual.empty() ? nullptr : r.values.data());
     write_f32(out, y);
   });
 }

@@ -19,7 +19,7 @@ void add_moe(CLI::App& app) {
   cmd->add_option("-o,--output", out, "output file: raw f32 [tokens, slots, m], row-major")->required();
   product.add_to(*cmd);
   cmd->callback([] {
-    const Options options = product.resolve();
+    product.resolve();  // a bad --path fails before any work
     const auto file = gguf::File::open(path);
     const Weight w = file.weight(weight);
     const gguf::TensorInfo& ids = file.tensor(ids_name);
@@ -35,7 +35,7 @@ void add_moe(CLI::App& app) {
     std::vector<int32_t> id_values(static_cast<size_t>(slots * tokens));
     std::memcpy(id_values.data(), ids.data, id_values.size() * sizeof(int32_t));
     std::vector<float> y(static_cast<size_t>(tokens * slots * w.m));
-    mul_mat_id(w, x.values.data(), tokens, act_slots, id_values.data(), slots, y.data(), nullptr, options);
+    product.mul_mat_id(w, x.values.data(), tokens, act_slots, id_values.data(), slots, y.data());
     write_f32(out, y);
   });
 }
