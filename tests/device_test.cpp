@@ -406,5 +406,37 @@ TEST(DeviceCApi, UploadMultiplyDequantizeAndRelease) {
   }
 }
 
+// --- the tool ----------------------------------------------------------------------------------------------------
+
+TEST(DeviceTool, MatmulCheckAndBenchRunOnADevice) {
+  GGUFMM_DEVICES(list);
+  GGUFMM_GOLDEN_PATH(golden, "q4_K.gguf");
+  test::TempDir dir;
+  for (const Device& d : list) {
+    const std::string name = d.info().name;
+    const test::ToolRun product = test::run_tool(fmt::format(
+        "matmul {} --weight weight --act act.3 --residual exact_out.3 -o {} --device {}", golden, dir.file("y"), name));
+    EXPECT_EQ(product.status, 0) << product.output;
+    EXPECT_EQ(std::filesystem::file_size(dir.file("y")), 3 * 48 * sizeof(float));
+    // The environment names the device where the option does not.
+    const test::ToolRun check = test::run_tool("check", "GGUFMM_DEVICE=" + name);
+    EXPECT_EQ(check.status, 0) << check.output;
+    EXPECT_NE(check.output.find(name), std::string::npos);
+    EXPECT_NE(check.output.find("dequant"), std::string::npos);
+    const test::ToolRun bench = test::run_tool(
+        fmt::format("bench --device {} --type q8_0 --m 64 --k 256 --n 1,3 --quick-limits --format csv", name));
+    EXPECT_EQ(bench.status, 0) << bench.output;
+    EXPECT_NE(bench.output.find("upload"), std::string::npos) << bench.output;
+    EXPECT_NE(bench.output.find("q8_0,64,256,3," + name), std::string::npos) << bench.output;
+    const test::ToolRun tiled = test::run_tool(fmt::format(
+        "matmul {} --weight weight --act act.3 -o {} --device {} --path tiled", golden, dir.file("y"), name));
+    EXPECT_EQ(tiled.status, 2) << tiled.output;
+  }
+  const test::ToolRun missing = test::run_tool(fmt::format("matmul {} --weight weight --act act.3 -o {} --device nope",
+                                                           golden, dir.file("y")));
+  EXPECT_EQ(missing.status, 1) << missing.output;
+  EXPECT_NE(missing.output.find("device nope"), std::string::npos) << missing.output;
+}
+
 }  // namespace
 }  // namespace ggufmm
