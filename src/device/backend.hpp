@@ -78,4 +78,8 @@ std::vector<Found> opencl_devices();
 // A backend on an engine's own command queue (a cl_command_queue): its context and device, our kernels.
 std::shared_ptr<Backend> opencl_on_queue(void* queue, DeviceInfo& info);
 
+// The same for CUDA (cuda:0, ...; a CUstream), where the library was built with the CUDA toolkit.
+std::vector<Found> cuda_devices();
+std::shared_ptr<Backend> cuda_on_stream(void* stream, DeviceInfo& info);
+
 }  // namespace ggufmm::device

@@ -16,6 +16,9 @@ DeviceInfo cpu_info() { return {.name = "cpu", .description = "the host CPU (ggu
 
 std::vector<device::Found> found_devices() {
   std::vector<device::Found> found{{cpu_info(), nullptr}};
+#if GGUFMM_WITH_CUDA
+  for (device::Found& f : device::cuda_devices()) found.push_back(std::move(f));
+#endif
   for (device::Found& f : device::opencl_devices()) found.push_back(std::move(f));
   return found;
 }
@@ -51,6 +54,13 @@ Device Device::open(std::string_view name) {
   for (const device::Found& f : found) names += (names.empty() ? "" : ", ") + f.info.name;
   std::string hint;
   if (name.starts_with("opencl") && found.size() == 1) hint = " (no OpenCL driver or platform is installed)";
+  if (name.starts_with("cuda")) {
+#if GGUFMM_WITH_CUDA
+    hint = " (no NVIDIA driver or GPU)";
+#else
+    hint = " (this ggufmm was built without the CUDA toolkit)";
+#endif
+  }
   throw Error(Error::Kind::BadInput, fmt::format("device {}: no such device{}; there is: {}", name, hint, names));
 }
 
@@ -103,6 +113,18 @@ void check_mul_mat_id(const Weight& w, int64_t tokens, int64_t act_slots, int64_
 constexpr int kSetRows = 7;
 
 }  // namespace
+
+Device Device::from_cuda_stream(void* stream) {
+#if GGUFMM_WITH_CUDA
+  if (!stream) throw Error(Error::Kind::BadUsage, "from_cuda_stream: null stream");
+  DeviceInfo info;
+  std::shared_ptr<device::Backend> backend = device::cuda_on_stream(stream, info);
+  return Device(std::move(info), std::move(backend));
+#else
+  (void)stream;
+  throw Error(Error::Kind::BadInput, "from_cuda_stream: this ggufmm was built without the CUDA toolkit");
+#endif
+}
 
 Device Device::from_opencl_queue(void* queue) {
   if (!queue) throw Error(Error::Kind::BadUsage, "from_opencl_queue: null queue");
