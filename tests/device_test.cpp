@@ -1,12 +1,14 @@
 // The devices other than the CPU (OpenCL: PoCL in CI): dequantization bit for bit, activation quantization bit for
 // bit, gemv for every format, 1 to 7 rows and more, with and without a residual, on shapes that leave work-groups
 // partly idle; mixtures of experts; outputs classified as the exact product classifies them; the bad cases. Every
-// test runs on every such device; where there is none, it skips saying so, or fails under GGUFMM_REQUIRE_DEVICE=1.
+// test runs on every such device (or those GGUFMM_TEST_DEVICES lists); where there is none, it skips saying so, or
+// fails under GGUFMM_REQUIRE_DEVICE=1.
 #define CL_TARGET_OPENCL_VERSION 120
 #define CL_USE_DEPRECATED_OPENCL_1_2_APIS
 #include <CL/cl.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdlib>
@@ -29,10 +31,17 @@
 namespace ggufmm {
 namespace {
 
+// Every device but the CPU, or those GGUFMM_TEST_DEVICES names (comma-separated).
 std::vector<Device> accelerators() {
+  const char* only = std::getenv("GGUFMM_TEST_DEVICES");
+  std::string wanted = ",";  // ",name,name," to search for ",name,"
+  if (only) wanted.append(only).push_back(',');
   std::vector<Device> out;
   for (const DeviceInfo& info : devices()) {
-    if (info.name != "cpu") out.push_back(Device::open(info.name));
+    std::string item = ",";
+    item.append(info.name).push_back(',');
+    if (info.name == "cpu" || (only && wanted.find(item) == std::string::npos)) continue;
+    out.push_back(Device::open(info.name));
   }
   return out;
 }
@@ -328,6 +337,9 @@ struct EngineQueue {
 // values as through host memory; an id naming no expert makes its slot NaN.
 TEST(DeviceEngine, ProductsOnTheCallersQueueAndBuffers) {
   GGUFMM_DEVICES(list);
+  if (std::ranges::none_of(list, [](const Device& d) { return d.info().name.starts_with("opencl"); })) {
+    GTEST_SKIP() << "no OpenCL device among those tested";
+  }
   const EngineQueue engine;
   ASSERT_NE(engine.queue, nullptr);
   const Device device = Device::from_opencl_queue(engine.queue);

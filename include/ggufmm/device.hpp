@@ -1,4 +1,4 @@
-// Devices: the CPU, and GPUs through OpenCL. A weight is uploaded to a device once, as stored, and stays resident
+// Devices: the CPU, and GPUs through CUDA (NVIDIA) and OpenCL (any other). A weight is uploaded to a device once, as stored, and stays resident
 // until its last handle goes; later calls never copy it again.
 #pragma once
 
@@ -22,14 +22,15 @@ Backend* backend_of(const Device& device);  // null for the CPU (device/backend.
 }  // namespace device
 
 struct DeviceInfo {
-  std::string name;         // what --device and GGUFMM_DEVICE take: "cpu", "opencl:0", ...
+  std::string name;         // what --device and GGUFMM_DEVICE take: "cpu", "cuda:0", "opencl:0", ...
   std::string description;  // the device's, its platform's and its driver's names
   uint64_t memory_bytes = 0;
   uint64_t max_allocation = 0;            // the largest single buffer
   std::vector<std::string> capabilities;  // those the kernels can use ("fp16", "subgroups", "int8-dot", ...)
 };
 
-// Every device, the CPU first. Without an OpenCL driver (no ICD loader, or no platform) only the CPU is listed.
+// Every device: the CPU, then CUDA's, then OpenCL's. Without a driver (no libcuda, no OpenCL ICD loader or
+// platform) only the CPU is listed.
 GGUFMM_API std::vector<DeviceInfo> devices();
 
 // A device, opened once and shared by every handle to it.
@@ -42,6 +43,8 @@ class GGUFMM_API Device {
   // For engines with an OpenCL queue of their own (a cl_command_queue): weights uploaded through this device live
   // in the queue's context, and the enqueue_ calls run on that queue.
   static Device from_opencl_queue(void* queue);
+  // The same for a CUDA stream (a CUstream; buffers are device pointers), where ggufmm was built with CUDA.
+  static Device from_cuda_stream(void* stream);
 
   const DeviceInfo& info() const;
   bool is_cpu() const { return backend_ == nullptr; }

@@ -80,7 +80,7 @@ GGUFMM_API ggufmm_status ggufmm_release_dense_copies(const void* data, size_t by
 /* The rows from which GGUFMM_PATH_AUTO picks the dense path; 0 turns it off. */
 GGUFMM_API ggufmm_status ggufmm_set_prefill_dequant(int64_t min_rows);
 
-/* Devices (ggufmm/device.hpp): "cpu", "opencl:N". A weight uploaded once stays resident until released. */
+/* Devices (ggufmm/device.hpp): "cpu", "cuda:N", "opencl:N". A weight uploaded once stays resident until released. */
 typedef struct ggufmm_device ggufmm_device;
 typedef struct ggufmm_resident ggufmm_resident;
 
@@ -90,6 +90,8 @@ GGUFMM_API const char* ggufmm_device_name(int i);
 GGUFMM_API ggufmm_status ggufmm_device_open(const char* name, ggufmm_device** out);
 /* An engine's OpenCL queue (a cl_command_queue): weights uploaded through it live in its context. */
 GGUFMM_API ggufmm_status ggufmm_device_from_opencl_queue(void* queue, ggufmm_device** out);
+/* An engine's CUDA stream (a CUstream; buffers are device pointers), where ggufmm was built with CUDA. */
+GGUFMM_API ggufmm_status ggufmm_device_from_cuda_stream(void* stream, ggufmm_device** out);
 GGUFMM_API void ggufmm_device_close(ggufmm_device* device);
 
 /* Uploads w (its blocks are copied: on a device other than the CPU, w's memory may go afterwards). */
@@ -102,7 +104,8 @@ GGUFMM_API ggufmm_status ggufmm_resident_mul_mat_id(const ggufmm_resident* w, co
                                                     int64_t act_slots, const int32_t* ids, int64_t slots, float* y,
                                                     const float* residual);
 GGUFMM_API ggufmm_status ggufmm_resident_dequantize(const ggufmm_resident* w, float* out);
-/* The same on device memory (cl_mem handles), enqueued on the device's queue without waiting. */
+/* The same on device memory (cl_mem handles, CUDA device pointers), enqueued on the device's queue or stream
+ * without waiting. */
 GGUFMM_API ggufmm_status ggufmm_resident_enqueue_matmul(const ggufmm_resident* w, const void* x, int64_t rows, void* y,
                                                         const void* residual);
 GGUFMM_API ggufmm_status ggufmm_resident_enqueue_mul_mat_id(const ggufmm_resident* w, const void* act, int64_t tokens,

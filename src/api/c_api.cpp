@@ -168,6 +168,13 @@ ggufmm_status ggufmm_device_from_opencl_queue(void* queue, ggufmm_device** out) 
   });
 }
 
+ggufmm_status ggufmm_device_from_cuda_stream(void* stream, ggufmm_device** out) {
+  return guarded([&] {
+    if (!out) throw ggufmm::Error(ggufmm::Error::Kind::BadUsage, "null result pointer");
+    *out = new ggufmm_device{ggufmm::Device::from_cuda_stream(stream)};
+  });
+}
+
 void ggufmm_device_close(ggufmm_device* device) { delete device; }
 
 ggufmm_status ggufmm_upload(const ggufmm_device* device, const ggufmm_weight* w, ggufmm_resident** out) {
