@@ -8,7 +8,8 @@
  * for binary16 loads; gm_as_float for bit casts; the math functions fabs, isnan, isfinite and rint on floats.
  * Code between GM_BEGIN and GM_END is what the host compiles (into namespace ggufmm::device::kernels). No structs
  * over block memory (layouts are read byte by byte, so no alignment or padding differs between compilers), no
- * recursion, no dynamic allocation. GM_HAS_FP64, defined where the device has doubles, selects code using them. */
+ * recursion, no dynamic allocation. Capability macros select a device's fast paths over the portable code:
+ * GM_HAS_FP64 (doubles), GM_HAS_WARP_SHUFFLE and GM_HAS_DP4A (CUDA's warp shuffles and 4-byte dot products). */
 #ifndef GGUFMM_DEVICE_PORTABLE_H
 #define GGUFMM_DEVICE_PORTABLE_H
 
@@ -67,6 +68,11 @@ typedef int64_t gm_i64;
 #define GM_LOCAL_SIZE(d) ((int)GM_DIM(blockDim, d))
 #define GM_NUM_GROUPS(d) ((gm_i64)GM_DIM(gridDim, d))
 #define GM_BARRIER() __syncthreads()
+/* The fast paths the portable code takes where the device has them: warp shuffles, and the 4-byte dot product. */
+#define GM_HAS_WARP_SHUFFLE 1
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 610
+#define GM_HAS_DP4A 1
+#endif
 #define GM_BEGIN
 #define GM_END
 #define gm_as_float(bits) __uint_as_float(bits)
