@@ -1,7 +1,7 @@
-// The Python module `ggufmm`: a thin layer over the C++ API (ggufmm.hpp, gguf.hpp). Arrays are taken as they
-// are, never converted or copied: an argument of the wrong dtype, layout or shape is an error. Weights view the
-// memory they were made from (a file's mapping, a quantize() result, a numpy array) and keep it alive; the
-// computations run without the GIL.
+// The Python module `ggufmm`: a thin layer over the C++ API (ggufmm.hpp, gguf.hpp, device.hpp). Arrays are taken
+// as they are, never converted or copied: an argument of the wrong dtype, layout or shape is an error. Weights view
+// the memory they were made from (a file's mapping, a quantize() result, a numpy array) and keep it alive, as do
+// the resident weights uploaded from them; the computations run without the GIL.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -19,6 +19,7 @@
 #include <variant>
 #include <vector>
 
+#include "ggufmm/device.hpp"
 #include "ggufmm/gguf.hpp"
 #include "ggufmm/ggufmm.hpp"
 
@@ -240,39 +241,56 @@ gguf::Value from_python(const py::handle& obj, const std::string& key) {
   return gguf::Value::array(std::move(array));
 }
 
-py::array matmul_py(const PyWeight& weight, const py::object& x_obj, const py::object& residual_obj,
-                    const std::string& path, int threads) {
-  const char* fn = "matmul";
-  const Weight& w = weight.w;
-  if (w.experts != 1) fail(fn, "the weight holds " + std::to_string(w.experts) + " experts; use mul_mat_id");
+// Activations x (rows, k) or (k,) for a weight of one matrix, and the shape of their product: (rows, m) or (m,).
+struct Activations {
+  const float* x = nullptr;
+  int64_t rows = 0;
+  std::vector<py::ssize_t> out_shape;
+};
+
+Activations activations_arg(const Weight& w, const py::object& x_obj, const char* fn) {
   const py::array x = array_of<float>(x_obj, fn, "x");
   if ((x.ndim() != 1 && x.ndim() != 2) || x.shape(x.ndim() - 1) != w.k) {
     fail(fn, "x must have shape (rows, " + std::to_string(w.k) + ") or (" + std::to_string(w.k) + ",), got " +
                  shape_of(x));
   }
   const int64_t rows = x.ndim() == 2 ? x.shape(0) : 1;
-  std::vector<py::ssize_t> shape = x.ndim() == 2 ? std::vector<py::ssize_t>{rows, w.m} : std::vector<py::ssize_t>{w.m};
-  const float* residual = nullptr;
-  if (!residual_obj.is_none()) {
-    const py::array r = array_of<float>(residual_obj, fn, "residual");
-    require_shape(r, shape, fn, "residual");
-    residual = static_cast<const float*>(r.data());
-  }
-  const Options options = options_arg(path, threads, fn);
-  py::array_t<float> y(shape);
-  float* out = y.mutable_data();
-  const auto* in = static_cast<const float*>(x.data());
-  {
-    py::gil_scoped_release unlocked;
-    matmul(w, in, rows, out, residual, options);
-  }
-  return y;
+  return {static_cast<const float*>(x.data()), rows,
+          x.ndim() == 2 ? std::vector<py::ssize_t>{rows, w.m} : std::vector<py::ssize_t>{w.m}};
 }
 
-py::array mul_mat_id_py(const PyWeight& weight, const py::object& act_obj, const py::object& ids_obj,
-                        const py::object& residual_obj, const std::string& path, int threads) {
-  const char* fn = "mul_mat_id";
-  const Weight& w = weight.w;
+// A matmul's activations and residual, checked against the weight, and its output, allocated.
+struct MatmulArgs {
+  const float* x = nullptr;
+  int64_t rows = 0;
+  const float* residual = nullptr;
+  py::array_t<float> y;
+};
+
+MatmulArgs matmul_args(const Weight& w, const py::object& x_obj, const py::object& residual_obj, const char* fn) {
+  if (w.experts != 1) fail(fn, "the weight holds " + std::to_string(w.experts) + " experts; use mul_mat_id");
+  const Activations x = activations_arg(w, x_obj, fn);
+  MatmulArgs args{.x = x.x, .rows = x.rows};
+  if (!residual_obj.is_none()) {
+    const py::array r = array_of<float>(residual_obj, fn, "residual");
+    require_shape(r, x.out_shape, fn, "residual");
+    args.residual = static_cast<const float*>(r.data());
+  }
+  args.y = py::array_t<float>(x.out_shape);
+  return args;
+}
+
+// The same for mul_mat_id: act (tokens, 1 or slots, k) and ids (tokens, slots) give y (tokens, slots, m).
+struct MulMatIdArgs {
+  const float* act = nullptr;
+  const int32_t* ids = nullptr;
+  int64_t tokens = 0, act_slots = 0, slots = 0;
+  const float* residual = nullptr;
+  py::array_t<float> y;
+};
+
+MulMatIdArgs mul_mat_id_args(const Weight& w, const py::object& act_obj, const py::object& ids_obj,
+                             const py::object& residual_obj, const char* fn) {
   const py::array act = array_of<float>(act_obj, fn, "act");
   const py::array ids = array_of<int32_t>(ids_obj, fn, "ids");
   if (ids.ndim() != 2) fail(fn, "ids must have shape (tokens, slots), got " + shape_of(ids));
@@ -282,24 +300,45 @@ py::array mul_mat_id_py(const PyWeight& weight, const py::object& act_obj, const
     fail(fn, "act must have shape (" + std::to_string(tokens) + ", 1 or " + std::to_string(slots) + ", " +
                  std::to_string(w.k) + ") for ids of shape " + shape_of(ids) + ", got " + shape_of(act));
   }
+  MulMatIdArgs args{.act = static_cast<const float*>(act.data()),
+                    .ids = static_cast<const int32_t*>(ids.data()),
+                    .tokens = tokens,
+                    .act_slots = act.shape(1),
+                    .slots = slots};
   const std::vector<py::ssize_t> shape{tokens, slots, w.m};
-  const float* residual = nullptr;
   if (!residual_obj.is_none()) {
     const py::array r = array_of<float>(residual_obj, fn, "residual");
     require_shape(r, shape, fn, "residual");
-    residual = static_cast<const float*>(r.data());
+    args.residual = static_cast<const float*>(r.data());
   }
+  args.y = py::array_t<float>(shape);
+  return args;
+}
+
+py::array matmul_py(const PyWeight& weight, const py::object& x_obj, const py::object& residual_obj,
+                    const std::string& path, int threads) {
+  const char* fn = "matmul";
+  MatmulArgs a = matmul_args(weight.w, x_obj, residual_obj, fn);
   const Options options = options_arg(path, threads, fn);
-  py::array_t<float> y(shape);
-  float* out = y.mutable_data();
-  const auto* a = static_cast<const float*>(act.data());
-  const auto* e = static_cast<const int32_t*>(ids.data());
-  const int64_t act_slots = act.shape(1);
+  float* out = a.y.mutable_data();
   {
     py::gil_scoped_release unlocked;
-    mul_mat_id(w, a, tokens, act_slots, e, slots, out, residual, options);
+    matmul(weight.w, a.x, a.rows, out, a.residual, options);
   }
-  return y;
+  return a.y;
+}
+
+py::array mul_mat_id_py(const PyWeight& weight, const py::object& act_obj, const py::object& ids_obj,
+                        const py::object& residual_obj, const std::string& path, int threads) {
+  const char* fn = "mul_mat_id";
+  MulMatIdArgs a = mul_mat_id_args(weight.w, act_obj, ids_obj, residual_obj, fn);
+  const Options options = options_arg(path, threads, fn);
+  float* out = a.y.mutable_data();
+  {
+    py::gil_scoped_release unlocked;
+    mul_mat_id(weight.w, a.act, a.tokens, a.act_slots, a.ids, a.slots, out, a.residual, options);
+  }
+  return a.y;
 }
 
 PyWeight weight_from_blocks(const py::object& blocks_obj, const py::object& type, int64_t k, int64_t m,
@@ -361,25 +400,80 @@ py::array dequantize_py(const PyWeight& weight) {
   return adopt(std::move(values), weight.shape(weight.w.k));
 }
 
+// A weight uploaded to a device, with the ggufmm.Weight it came from: that keeps the host memory alive, which a
+// resident weight on the CPU refers to.
+struct PyResident {
+  ResidentWeight resident;
+  py::object weight;
+
+  const PyWeight& source() const { return weight.cast<const PyWeight&>(); }
+};
+
+std::vector<DeviceInfo> devices_py() {
+  py::gil_scoped_release unlocked;
+  return devices();
+}
+
+PyResident upload_py(const py::object& weight, const py::object& device) {
+  const char* fn = "upload";
+  if (!py::isinstance<PyWeight>(weight)) fail(fn, "weight must be a ggufmm.Weight, got " + type_name_of(weight));
+  if (!device.is_none() && !py::isinstance<py::str>(device)) {
+    fail(fn, "device must be a device name or None, got " + type_name_of(device));
+  }
+  const Weight& w = weight.cast<const PyWeight&>().w;
+  const std::optional<std::string> name =
+      device.is_none() ? std::nullopt : std::optional<std::string>(device.cast<std::string>());
+  std::optional<ResidentWeight> resident;
+  {
+    py::gil_scoped_release unlocked;
+    resident.emplace(name ? Device::open(*name) : Device::from_environment(), w);
+  }
+  return {std::move(*resident), weight};
+}
+
+py::array resident_dequantize_py(const PyResident& r) {
+  std::vector<float> values;
+  {
+    py::gil_scoped_release unlocked;
+    values = r.resident.dequantize();
+  }
+  return adopt(std::move(values), r.source().shape(r.resident.weight().k));
+}
+
+py::array resident_matmul_py(const PyResident& r, const py::object& x_obj, const py::object& residual_obj) {
+  MatmulArgs a = matmul_args(r.resident.weight(), x_obj, residual_obj, "Resident.matmul");
+  float* out = a.y.mutable_data();
+  {
+    py::gil_scoped_release unlocked;
+    r.resident.matmul(a.x, a.rows, out, a.residual);
+  }
+  return a.y;
+}
+
+py::array resident_mul_mat_id_py(const PyResident& r, const py::object& act_obj, const py::object& ids_obj,
+                                 const py::object& residual_obj) {
+  MulMatIdArgs a = mul_mat_id_args(r.resident.weight(), act_obj, ids_obj, residual_obj, "Resident.mul_mat_id");
+  float* out = a.y.mutable_data();
+  {
+    py::gil_scoped_release unlocked;
+    r.resident.mul_mat_id(a.act, a.tokens, a.act_slots, a.ids, a.slots, out, a.residual);
+  }
+  return a.y;
+}
+
 py::array exact_matmul_py(const PyWeight& weight, const py::object& x_obj) {
   const char* fn = "exact_matmul";
   const Weight& w = weight.w;
   if (w.experts != 1) {
     fail(fn, "the weight holds " + std::to_string(w.experts) + " experts; exact_matmul takes one matrix");
   }
-  const py::array x = array_of<float>(x_obj, fn, "x");
-  if ((x.ndim() != 1 && x.ndim() != 2) || x.shape(x.ndim() - 1) != w.k) {
-    fail(fn, "x must have shape (rows, " + std::to_string(w.k) + ") or (" + std::to_string(w.k) + ",), got " +
-                 shape_of(x));
-  }
-  const int64_t rows = x.ndim() == 2 ? x.shape(0) : 1;
-  const auto* in = static_cast<const float*>(x.data());
+  Activations x = activations_arg(w, x_obj, fn);
   std::vector<double> out;
   {
     py::gil_scoped_release unlocked;
-    out = exact_matmul(w, in, rows);
+    out = exact_matmul(w, x.x, x.rows);
   }
-  return adopt(std::move(out), x.ndim() == 2 ? std::vector<py::ssize_t>{rows, w.m} : std::vector<py::ssize_t>{w.m});
+  return adopt(std::move(out), std::move(x.out_shape));
 }
 
 double nmse_py(const py::object& got_obj, const py::object& reference_obj) {
@@ -444,11 +538,24 @@ std::string type_repr(const TypeInfo& t) {
          " block " + std::to_string(t.block_size) + " values / " + std::to_string(t.block_bytes) + " bytes>";
 }
 
-std::string weight_repr(const PyWeight& p) {
-  const Weight& w = p.w;
-  std::string s = "<ggufmm.Weight " + (w.name.empty() ? std::string() : "'" + w.name + "' ") +
-                  std::string(type_info(w.type)->name) + " m=" + std::to_string(w.m) + " k=" + std::to_string(w.k);
+// "'name' q4_K m=4096 k=4096 experts=8": the name and the experts where there are.
+std::string weight_summary(const Weight& w) {
+  std::string s = (w.name.empty() ? std::string() : "'" + w.name + "' ") + std::string(type_info(w.type)->name) +
+                  " m=" + std::to_string(w.m) + " k=" + std::to_string(w.k);
   if (w.experts != 1) s += " experts=" + std::to_string(w.experts);
+  return s;
+}
+
+std::string weight_repr(const PyWeight& p) { return "<ggufmm.Weight " + weight_summary(p.w) + ">"; }
+
+std::string resident_repr(const PyResident& r) {
+  return "<ggufmm.Resident " + weight_summary(r.resident.weight()) + " on " + r.resident.device().info().name + ">";
+}
+
+std::string device_repr(const DeviceInfo& d) {
+  std::string s = "<ggufmm.DeviceInfo " + d.name + ": " + d.description;
+  if (d.memory_bytes) s += ", " + std::to_string(d.memory_bytes >> 20) + " MiB";
+  for (size_t i = 0; i < d.capabilities.size(); ++i) s += (i == 0 ? "; " : " ") + d.capabilities[i];
   return s + ">";
 }
 
@@ -503,6 +610,27 @@ PYBIND11_MODULE(ggufmm, m) {
           },
           "The stored blocks, a read-only uint8 view (m, row_bytes) or (experts, m, row_bytes).")
       .def("__repr__", &weight_repr);
+
+  py::class_<DeviceInfo>(m, "DeviceInfo", "A device weights can be uploaded to.")
+      .def_readonly("name", &DeviceInfo::name, "What upload() and $GGUFMM_DEVICE take: \"cpu\", \"opencl:0\", ...")
+      .def_readonly("description", &DeviceInfo::description)
+      .def_readonly("memory_bytes", &DeviceInfo::memory_bytes)
+      .def_readonly("max_allocation", &DeviceInfo::max_allocation, "The largest single buffer, in bytes.")
+      .def_readonly("capabilities", &DeviceInfo::capabilities, "Those the kernels can use (\"fp16\", ...).")
+      .def("__repr__", &device_repr);
+
+  py::class_<PyResident>(m, "Resident",
+                         "A weight uploaded to a device, as stored, once. Keeps the Weight it came from alive.")
+      .def_property_readonly(
+          "device", [](const PyResident& r) { return r.resident.device().info().name; }, "The device's name.")
+      .def_readonly("weight", &PyResident::weight, "The Weight it came from.")
+      .def("dequantize", &resident_dequantize_py, "All values, computed on the device: float32 of weight.shape.")
+      .def("matmul", &resident_matmul_py, py::arg("x"), py::arg("residual") = py::none(),
+           "ggufmm.matmul on the device: x (rows, k) or (k,) float32 (+ residual) gives (rows, m) or (m,) float32.")
+      .def("mul_mat_id", &resident_mul_mat_id_py, py::arg("act"), py::arg("ids"), py::arg("residual") = py::none(),
+           "ggufmm.mul_mat_id on the device: act (tokens, 1 or slots, k) float32, ids (tokens, slots) int32; "
+           "returns (tokens, slots, m) float32.")
+      .def("__repr__", &resident_repr);
 
   py::class_<PyFile>(m, "File", "A memory-mapped GGUF file.")
       .def(py::init(&open_file), py::arg("path"))
@@ -599,6 +727,9 @@ PYBIND11_MODULE(ggufmm, m) {
   m.def(
       "auto_path", [](const PyWeight& w, int64_t rows) { return std::string(path_name(auto_path(w.w, rows))); },
       py::arg("weight"), py::arg("rows"), "The path \"auto\" takes for this weight and row count.");
+  m.def("devices", &devices_py, "Every device: the CPU, then those CUDA and OpenCL find.");
+  m.def("upload", &upload_py, py::arg("weight"), py::arg("device") = py::none(),
+        "The weight resident on a device by name (None: $GGUFMM_DEVICE, else \"cpu\"), uploaded once.");
   m.def("write_gguf", &write_gguf_py, py::arg("path"), py::arg("tensors"), py::arg("metadata") = py::none(),
         "Writes a GGUF v3 file, whole or not at all: tensors maps names to Weights or float32 arrays (ggml shape: "
         "the numpy shape reversed); metadata maps keys to int (i32, else i64), float (f32), bool, str or a list "
