@@ -275,7 +275,7 @@ INSTANTIATE_TEST_SUITE_P(Golden, DeviceMoe, ::testing::ValuesIn(test::kMoeGolden
 
 // --- bad cases ---------------------------------------------------------------------------------------------------
 
-TEST(DeviceErrors, WrongShapesAndIdsAreBadUsageAsOnTheCpu) {
+TEST(DeviceErrors, WrongShapesAndIdsAreRefusedAsOnTheCpu) {
   GGUFMM_DEVICES(list);
   std::mt19937 rng(13);
   const test::RandomWeight weight(Type::Q4_0, 8, 64, rng), experts(Type::Q4_0, 8, 64, rng, 3);
@@ -286,7 +286,7 @@ TEST(DeviceErrors, WrongShapesAndIdsAreBadUsageAsOnTheCpu) {
     EXPECT_NE(test::usage_error([&] { one.matmul(x.data(), -1, y.data()); }).find("negative"), std::string::npos);
     EXPECT_NE(test::usage_error([&] { three.matmul(x.data(), 1, y.data()); }).find("experts"), std::string::npos);
     const int32_t bad_ids[2] = {0, 3};
-    EXPECT_NE(test::usage_error([&] { three.mul_mat_id(x.data(), 1, 1, bad_ids, 2, y.data()); }).find("id 3"),
+    EXPECT_NE(test::input_error([&] { three.mul_mat_id(x.data(), 1, 1, bad_ids, 2, y.data()); }).find("id 3"),
               std::string::npos);
     EXPECT_NE(test::usage_error([&] { three.mul_mat_id(x.data(), 1, 3, bad_ids, 2, y.data()); }).find("slots"),
               std::string::npos);
@@ -360,6 +360,21 @@ TEST(DeviceEngine, ProductsOnTheCallersQueueAndBuffers) {
                                 nullptr),
             CL_SUCCESS);
   for (size_t i = 0; i < got.size(); ++i) ASSERT_EQ(bits(got[i]), bits(want[i])) << "output " << i;
+
+  // In place (the residual is y), with an infinite activation whose outputs are recomputed exactly after y is
+  // written: the residual they add is still the one given.
+  std::vector<float> xinf = x;
+  xinf[3] = std::numeric_limits<float>::infinity();
+  resident.matmul(xinf.data(), rows, want.data(), residual.data());
+  const cl_mem bxinf = engine.buffer(xinf.size() * sizeof(float), xinf.data());
+  const cl_mem inplace = engine.buffer(residual.size() * sizeof(float), residual.data());
+  resident.enqueue_matmul(bxinf, rows, inplace, inplace);
+  ASSERT_EQ(clEnqueueReadBuffer(engine.queue, inplace, CL_TRUE, 0, got.size() * sizeof(float), got.data(), 0,
+                                nullptr, nullptr),
+            CL_SUCCESS);
+  for (size_t i = 0; i < got.size(); ++i) ASSERT_EQ(bits(got[i]), bits(want[i])) << "in place, output " << i;
+  clReleaseMemObject(bxinf);
+  clReleaseMemObject(inplace);
 
   const int32_t ids[4] = {2, 0, 7, 1};  // 2 tokens, 2 slots; 7 names no expert
   const cl_mem bids = engine.buffer(sizeof ids, ids);

@@ -5,6 +5,7 @@
 #include <map>
 #include <mutex>
 
+#include "api/checks.hpp"
 #include "device/backend.hpp"
 #include "ggufmm/device.hpp"
 #include "ggufmm/ggufmm.hpp"
@@ -70,15 +71,7 @@ Device Device::from_environment() {
 }
 
 ResidentWeight::ResidentWeight(const Device& device, const Weight& w) : device_(device), weight_(w) {
-  const TypeInfo* info = type_info(w.type);
-  if (!info || !info->is_weight) {
-    throw Error(Error::Kind::BadUsage, fmt::format("{}: not a weight type", w.name.empty() ? "weight" : w.name));
-  }
-  if (w.k <= 0 || w.m <= 0 || w.experts <= 0 || w.k % info->block_size != 0 || !w.data) {
-    throw Error(Error::Kind::BadUsage,
-                fmt::format("{}: cannot upload a weight of shape [{}, {}, {}] ({}: k a multiple of {})",
-                            w.name.empty() ? "weight" : w.name, w.k, w.m, w.experts, info->name, info->block_size));
-  }
+  api::check_weight(w);
   if (device_.backend_) blocks_ = device_.backend_->upload(w.data, w.total_bytes());
 }
 
@@ -90,24 +83,6 @@ double Device::read_bandwidth(size_t bytes) const {
 }
 
 namespace {
-
-[[noreturn]] void bad_usage(const Weight& w, const std::string& what) {
-  throw Error(Error::Kind::BadUsage, fmt::format("{}: {}", w.name.empty() ? "weight" : w.name, what));
-}
-
-void check_matmul(const Weight& w, int64_t rows, bool null_buffers) {
-  if (w.experts != 1) bad_usage(w, fmt::format("matmul needs one matrix, not {} experts", w.experts));
-  if (rows < 0) bad_usage(w, fmt::format("negative row count {}", rows));
-  if (rows > 0 && null_buffers) bad_usage(w, "null activations or output");
-}
-
-void check_mul_mat_id(const Weight& w, int64_t tokens, int64_t act_slots, int64_t slots, bool null_buffers) {
-  if (tokens < 0 || slots < 1 || (act_slots != 1 && act_slots != slots)) {
-    bad_usage(w, fmt::format("mul_mat_id: {} tokens, {} slots, {} activation slots (1 or the slots)", tokens, slots,
-                             act_slots));
-  }
-  if (tokens > 0 && null_buffers) bad_usage(w, "mul_mat_id: null activations, ids or output");
-}
 
 // The decode kernels' most rows per set.
 constexpr int kSetRows = 7;
@@ -140,7 +115,7 @@ device::Backend& ResidentWeight::backend() const {
 
 void ResidentWeight::matmul(const float* x, int64_t rows, float* y, const float* residual) const {
   if (!blocks_) return ggufmm::matmul(weight_, x, rows, y, residual);
-  check_matmul(weight_, rows, !x || !y);
+  api::check_matmul(weight_, rows, !x || !y);
   if (rows == 0) return;
   device::Backend& b = backend();
   const auto xs = b.upload(x, static_cast<size_t>(rows * weight_.k) * sizeof(float));
@@ -154,15 +129,10 @@ void ResidentWeight::matmul(const float* x, int64_t rows, float* y, const float*
 void ResidentWeight::mul_mat_id(const float* act, int64_t tokens, int64_t act_slots, const int32_t* ids,
                                 int64_t slots, float* y, const float* residual) const {
   if (!blocks_) return ggufmm::mul_mat_id(weight_, act, tokens, act_slots, ids, slots, y, residual);
-  check_mul_mat_id(weight_, tokens, act_slots, slots, !act || !ids || !y);
+  api::check_mul_mat_id(weight_, tokens, act_slots, slots, !act || !ids || !y);
   if (tokens == 0) return;
   // From host memory the ids can be checked, and are, as on the CPU.
-  for (int64_t i = 0; i < tokens * slots; ++i) {
-    if (ids[i] < 0 || ids[i] >= weight_.experts) {
-      bad_usage(weight_, fmt::format("mul_mat_id: id {} (token {}, slot {}) is not an expert in [0, {})", ids[i],
-                                     i / slots, i % slots, weight_.experts));
-    }
-  }
+  api::check_expert_ids(weight_, ids, tokens, slots);
   device::Backend& b = backend();
   const auto xs = b.upload(act, static_cast<size_t>(tokens * act_slots * weight_.k) * sizeof(float));
   const auto routes = b.upload(ids, static_cast<size_t>(tokens * slots) * sizeof(int32_t));
@@ -176,7 +146,7 @@ void ResidentWeight::mul_mat_id(const float* act, int64_t tokens, int64_t act_sl
 
 void ResidentWeight::enqueue_matmul(const void* x, int64_t rows, void* y, const void* residual) const {
   device::Backend& b = backend();
-  check_matmul(weight_, rows, !x || !y);
+  api::check_matmul(weight_, rows, !x || !y);
   if (rows == 0) return;
   b.gemv({.w = weight_, .blocks = *blocks_, .x = x, .act_rows = rows, .rows = kSetRows, .out_rows = rows,
           .slots = 1, .act_slots = kSetRows, .residual = residual, .y = y});
@@ -185,7 +155,7 @@ void ResidentWeight::enqueue_matmul(const void* x, int64_t rows, void* y, const 
 void ResidentWeight::enqueue_mul_mat_id(const void* act, int64_t tokens, int64_t act_slots, const void* ids,
                                         int64_t slots, void* y, const void* residual) const {
   device::Backend& b = backend();
-  check_mul_mat_id(weight_, tokens, act_slots, slots, !act || !ids || !y);
+  api::check_mul_mat_id(weight_, tokens, act_slots, slots, !act || !ids || !y);
   if (tokens == 0) return;
   b.gemv({.w = weight_, .blocks = *blocks_, .x = act, .act_rows = tokens * act_slots, .rows = 1,
           .out_rows = tokens * slots, .slots = slots, .act_slots = act_slots, .ids = ids, .residual = residual,
@@ -194,7 +164,7 @@ void ResidentWeight::enqueue_mul_mat_id(const void* act, int64_t tokens, int64_t
 
 void ResidentWeight::enqueue_dequantize(void* out) const {
   device::Backend& b = backend();
-  if (!out) bad_usage(weight_, "dequantize: null output");
+  if (!out) throw Error(Error::Kind::BadUsage, api::label(weight_) + ": dequantize: null output");
   b.dequantize(weight_.type, *blocks_, weight_.k * weight_.m * weight_.experts, out);
 }
 

@@ -8,6 +8,7 @@
 #include <limits>
 #include <fmt/format.h>
 
+#include "api/checks.hpp"
 #include "format/registry.hpp"
 #include "paths/paths.hpp"
 #include "paths/profile.hpp"
@@ -20,7 +21,7 @@ namespace {
 [[noreturn]] void bad_input(const std::string& message) { throw Error(Error::Kind::BadInput, message); }
 [[noreturn]] void bad_usage(const std::string& message) { throw Error(Error::Kind::BadUsage, message); }
 
-std::string label(const Weight& w) { return w.name.empty() ? std::string("weight") : fmt::format("tensor {}", w.name); }
+using api::label;
 
 const format::Format& weight_format(const Weight& w) {
   const format::Format* f = format::find(w.type);
@@ -97,13 +98,43 @@ Path auto_path(const Weight& w, int64_t rows) {
   return rows < c.tiled_from ? Path::Gemv : Path::Tiled;
 }
 
-void matmul(const Weight& w, const float* x, int64_t rows, float* y, const float* residual, const Options& options) {
+namespace api {
+
+std::string label(const Weight& w) { return w.name.empty() ? std::string("weight") : fmt::format("tensor {}", w.name); }
+
+void check_weight(const Weight& w) { weight_format(w); }
+
+void check_matmul(const Weight& w, int64_t rows, bool null_buffers) {
   weight_format(w);
   require(w.experts == 1, fmt::format("{}: matmul needs one matrix, not {} experts (use mul_mat_id)", label(w),
                                       w.experts));
   require(rows >= 0, fmt::format("{}: negative row count {}", label(w), rows));
+  require(rows == 0 || !null_buffers, fmt::format("{}: null activations or output", label(w)));
+}
+
+void check_mul_mat_id(const Weight& w, int64_t tokens, int64_t act_slots, int64_t slots, bool null_buffers) {
+  weight_format(w);
+  require(tokens >= 0 && slots > 0, fmt::format("{}: bad mul_mat_id shape: {} tokens, {} slots", label(w), tokens,
+                                                slots));
+  require(act_slots == 1 || act_slots == slots,
+          fmt::format("{}: activations have {} rows per token; need 1 or {} (the slots)", label(w), act_slots, slots));
+  require(tokens == 0 || !null_buffers, fmt::format("{}: null activations, ids or output", label(w)));
+}
+
+void check_expert_ids(const Weight& w, const int32_t* ids, int64_t tokens, int64_t slots) {
+  for (int64_t i = 0; i < tokens * slots; ++i) {
+    if (ids[i] < 0 || ids[i] >= w.experts) {
+      bad_input(fmt::format("{}: expert id {} (token {}, slot {}) is outside [0, {})", label(w), ids[i], i / slots,
+                            i % slots, w.experts));
+    }
+  }
+}
+
+}  // namespace api
+
+void matmul(const Weight& w, const float* x, int64_t rows, float* y, const float* residual, const Options& options) {
+  api::check_matmul(w, rows, !x || !y);
   if (rows == 0) return;
-  require(x && y, fmt::format("{}: null activations or output", label(w)));
   std::vector<float> residual_copy;
   residual = residual_apart(residual, y, rows * w.m, residual_copy);
   const paths::MatmulCall call{w, x, rows, y, residual, options.threads};
@@ -129,19 +160,9 @@ void matmul(const Weight& w, const float* x, int64_t rows, float* y, const float
 
 void mul_mat_id(const Weight& w, const float* act, int64_t tokens, int64_t act_slots, const int32_t* ids,
                 int64_t slots, float* y, const float* residual, const Options& options) {
-  weight_format(w);
-  require(tokens >= 0 && slots > 0, fmt::format("{}: bad mul_mat_id shape: {} tokens, {} slots", label(w), tokens,
-                                                slots));
-  require(act_slots == 1 || act_slots == slots,
-          fmt::format("{}: activations have {} rows per token; need 1 or {} (the slots)", label(w), act_slots, slots));
+  api::check_mul_mat_id(w, tokens, act_slots, slots, !act || !ids || !y);
   if (tokens == 0) return;
-  require(act && ids && y, fmt::format("{}: null activations, ids or output", label(w)));
-  for (int64_t i = 0; i < tokens * slots; ++i) {
-    if (ids[i] < 0 || ids[i] >= w.experts) {
-      bad_input(fmt::format("{}: expert id {} (token {}, slot {}) is outside [0, {})", label(w), ids[i], i / slots,
-                            i % slots, w.experts));
-    }
-  }
+  api::check_expert_ids(w, ids, tokens, slots);
   std::vector<float> residual_copy;
   residual = residual_apart(residual, y, tokens * slots * w.m, residual_copy);
   const paths::MulMatIdCall call{w, act, tokens, act_slots, ids, slots, y, residual, options.threads};

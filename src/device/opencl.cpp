@@ -38,7 +38,8 @@ struct Api {
   X(clCreateProgramWithBinary) X(clBuildProgram) X(clGetProgramBuildInfo) X(clGetProgramInfo)                  \
   X(clReleaseProgram) X(clCreateKernel) X(clReleaseKernel) X(clSetKernelArg) X(clCreateBuffer)                 \
   X(clReleaseMemObject) X(clEnqueueWriteBuffer) X(clEnqueueReadBuffer) X(clEnqueueNDRangeKernel) X(clFinish)    \
-  X(clGetKernelWorkGroupInfo) X(clGetCommandQueueInfo) X(clRetainContext) X(clRetainCommandQueue)
+  X(clGetKernelWorkGroupInfo) X(clGetCommandQueueInfo) X(clRetainContext) X(clRetainCommandQueue)             \
+  X(clEnqueueCopyBuffer)
 #define GGUFMM_CL_POINTER(name) decltype(&::name) name = nullptr;
   GGUFMM_CL_FUNCTIONS(GGUFMM_CL_POINTER)
 #undef GGUFMM_CL_POINTER
@@ -224,9 +225,16 @@ class ClBackend final : public Backend {
                                   .subs_per_block = int8 ? t.block_size / 16 : 1,
                                   .has_residual = c.residual != nullptr};
     // Unread buffers (ids of a matmul, a missing residual) stand in as y: a kernel argument may not be null.
-    const cl_mem w = mem(c.blocks.handle()), x = mem(c.x), y = mem(c.y), ids = c.ids ? mem(c.ids) : y,
-                 residual = c.residual ? mem(c.residual) : y;
+    const cl_mem w = mem(c.blocks.handle()), x = mem(c.x), y = mem(c.y), ids = c.ids ? mem(c.ids) : y;
+    // The exact recomputation reads the residual after y is written: a residual that is y is read from a copy.
+    const size_t out_bytes = static_cast<size_t>(c.out_rows * c.w.m) * sizeof(float);
+    const auto residual_copy = c.residual == c.y ? allocate(out_bytes) : nullptr;
+    const cl_mem residual = residual_copy ? mem(residual_copy->handle()) : c.residual ? mem(c.residual) : y;
     std::lock_guard lock(mutex_);
+    if (residual_copy) {
+      check(api()->clEnqueueCopyBuffer(queue_, y, residual, 0, 0, out_bytes, 0, nullptr, nullptr), who(),
+            "clEnqueueCopyBuffer");
+    }
     if (int8) {
       const cl_long groups = static_cast<cl_long>(values / 32);
       run("quantize_act", {static_cast<size_t>(groups)}, x, groups, mem(xq->handle()), mem(xd->handle()),

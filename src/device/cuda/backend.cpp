@@ -31,6 +31,7 @@ struct Api {
   X(cuDeviceTotalMem_v2) X(cuGetErrorName) X(cuDevicePrimaryCtxRetain) X(cuDevicePrimaryCtxRelease_v2)           \
   X(cuCtxPushCurrent_v2) X(cuCtxPopCurrent_v2) X(cuCtxGetDevice) X(cuModuleLoadData) X(cuModuleUnload)           \
   X(cuModuleGetFunction) X(cuMemAlloc_v2) X(cuMemFree_v2) X(cuMemcpyHtoDAsync_v2) X(cuMemcpyDtoHAsync_v2)         \
+  X(cuMemcpyDtoDAsync_v2) X(cuMemAllocAsync) X(cuMemFreeAsync)                                                  \
   X(cuLaunchKernel) X(cuStreamCreate) X(cuStreamDestroy_v2) X(cuStreamSynchronize) X(cuStreamGetCtx)
 #define GGUFMM_CU_POINTER(name) decltype(&::name) name = nullptr;
   GGUFMM_CU_FUNCTIONS(GGUFMM_CU_POINTER)
@@ -98,6 +99,29 @@ class CuBuffer final : public Buffer {
 
 CUdeviceptr pointer(const void* handle) { return reinterpret_cast<CUdeviceptr>(handle); }
 
+// A call's scratch, allocated and freed in the order of its stream: freeing it does not wait for the kernels that
+// use it, so that the call returns before they finish.
+class Scratch {
+ public:
+  Scratch(CUcontext context, CUstream stream, size_t bytes, const std::string& who) : context_(context), stream_(stream) {
+    const Current current(context_);
+    check(api()->cuMemAllocAsync(&pointer_, std::max<size_t>(bytes, 1), stream_), who,
+          fmt::format("allocating {} bytes", bytes));
+  }
+  ~Scratch() {
+    const Current current(context_);
+    api()->cuMemFreeAsync(pointer_, stream_);
+  }
+  Scratch(const Scratch&) = delete;
+  Scratch& operator=(const Scratch&) = delete;
+  void* handle() const { return reinterpret_cast<void*>(pointer_); }
+
+ private:
+  CUcontext context_;
+  CUstream stream_;
+  CUdeviceptr pointer_ = 0;
+};
+
 class CuBackend final : public Backend {
  public:
   // On the device's primary context and a stream of our own, or on an engine's stream (and its context).
@@ -163,10 +187,10 @@ class CuBackend final : public Backend {
     const TypeInfo& t = *type_info(c.w.type);
     const bool int8 = quantized(c.w.type);
     const size_t values = static_cast<size_t>(c.act_rows * c.w.k);
-    // Scratch for the quantized activations; the stream is synchronized before it goes, as cuMemFree does not
-    // wait for kernels on other streams.
-    const auto xq = allocate(int8 ? values : 1), xd = allocate(int8 ? values / 32 * sizeof(float) : 1),
-               xsum = allocate(int8 ? values / 16 * sizeof(float) : 1);
+    // Scratch for the quantized activations (the float formats read x as it is).
+    const Scratch xq(context_, stream_, int8 ? values : 1, who()),
+        xd(context_, stream_, int8 ? values / 32 * sizeof(float) : 1, who()),
+        xsum(context_, stream_, int8 ? values / 16 * sizeof(float) : 1, who());
     const int64_t sets = (c.out_rows + c.rows - 1) / c.rows;
     if (sets > kMaxGridY) {
       throw Error(Error::Kind::BadUsage, fmt::format("{}: {} sets of rows in one call; at most {}", who(), sets,
@@ -179,16 +203,22 @@ class CuBackend final : public Backend {
                                   .subs_per_block = int8 ? t.block_size / 16 : 1,
                                   .has_residual = c.residual != nullptr};
     const void* ids = c.ids ? c.ids : c.y;
-    const void* residual = c.residual ? c.residual : c.y;
+    // The exact recomputation reads the residual after y is written: a residual that is y is read from a copy.
+    const size_t out_bytes = static_cast<size_t>(c.out_rows * c.w.m) * sizeof(float);
+    const Scratch residual_copy(context_, stream_, c.residual == c.y ? out_bytes : 1, who());
+    if (c.residual == c.y) {
+      const Current current(context_);
+      check(api()->cuMemcpyDtoDAsync_v2(pointer(residual_copy.handle()), pointer(c.y), out_bytes, stream_), who(),
+            "cuMemcpyDtoDAsync");
+    }
+    const void* residual = c.residual == c.y ? residual_copy.handle() : c.residual ? c.residual : c.y;
     if (int8) {
       const gm_i64 groups = static_cast<gm_i64>(values / 32);
-      launch("quantize_act", groups, 1, c.x, groups, xq->handle(), xd->handle(), xsum->handle());
+      launch("quantize_act", groups, 1, c.x, groups, xq.handle(), xd.handle(), xsum.handle());
     }
-    launch(fmt::format("gemv_{}", t.name), c.w.m * kGroup, sets, c.blocks.handle(), ids, c.x, xq->handle(),
-           xd->handle(), xsum->handle(), residual, c.y, a);
+    launch(fmt::format("gemv_{}", t.name), c.w.m * kGroup, sets, c.blocks.handle(), ids, c.x, xq.handle(),
+           xd.handle(), xsum.handle(), residual, c.y, a);
     launch(fmt::format("exact_{}", t.name), c.out_rows * c.w.m, 1, c.blocks.handle(), ids, c.x, residual, c.y, a);
-    const Current current(context_);
-    check(api()->cuStreamSynchronize(stream_), who(), "cuStreamSynchronize");
   }
 
   double read_seconds(size_t bytes) override {
