@@ -116,6 +116,35 @@ TEST_P(DeviceDecoder, DequantizesTheGoldenFileAsGgml) {
   EXPECT_EQ(mismatches, 0u);
 }
 
+// The float formats' loads, value for value the CPU's conversion, NaN payloads and subnormals included.
+TEST(DeviceDecoders, FloatValuesAreTheCpusBitForBit) {
+  using LoadFn = float (*)(const uint8_t* row, int64_t j);
+  struct FloatLoad {
+    std::string_view name;
+    LoadFn load;
+  };
+  constexpr FloatLoad kLoads[] = {
+#define GGUFMM_FLOAT_ENTRY(name) {#name, &dk::gm_value_##name},
+      GM_FLOAT_FORMATS(GGUFMM_FLOAT_ENTRY)
+#undef GGUFMM_FLOAT_ENTRY
+  };
+  std::vector<std::string_view> names;
+  for (const FloatLoad& f : kLoads) names.push_back(f.name);
+  EXPECT_EQ(names, (std::vector<std::string_view>{"f32", "f16", "bf16"}));
+  std::mt19937 rng(7);
+  std::vector<uint8_t> bytes(4 * 4096);
+  for (uint8_t& b : bytes) b = static_cast<uint8_t>(rng());
+  for (const FloatLoad& f : kLoads) {
+    const format::Format& cpu = *format::find(f.name);
+    const int64_t n = static_cast<int64_t>(bytes.size()) / cpu.info.block_bytes;
+    std::vector<float> want(static_cast<size_t>(n));
+    cpu.dequantize(bytes.data(), want.data(), n);
+    for (int64_t j = 0; j < n; ++j) {
+      ASSERT_EQ(bits(f.load(bytes.data(), j)), bits(want[static_cast<size_t>(j)])) << f.name << " value " << j;
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(AllFormats, DeviceDecoder, ::testing::ValuesIn(quant_types()), test::type_test_name);
 
 }  // namespace

@@ -21,6 +21,16 @@ GM_END
 #include "device/kernels/decode_kquants.h"
 #include "device/kernels/decode_legacy.h"
 
+/* The float formats' values, one at a time: value j of a row of them. */
+GM_BEGIN
+GM_FN float gm_value_f32(const GM_GLOBAL gm_u8* row, gm_i64 j) { return ((const GM_GLOBAL float*)row)[j]; }
+GM_FN float gm_value_f16(const GM_GLOBAL gm_u8* row, gm_i64 j) { return gm_half_at(row + 2 * j); }
+GM_FN float gm_value_bf16(const GM_GLOBAL gm_u8* row, gm_i64 j) {
+  return gm_as_float((gm_u32)(row[2 * j] | row[2 * j + 1] << 8) << 16);
+}
+GM_END
+#define GM_FLOAT_FORMATS(X) X(f32) X(f16) X(bf16)
+
 /* Every quantized format, by ggml's name: X(name) for each gm_decode_<name>. The host checks this list against
  * the library's (GGUFMM_QUANT_TYPES), and takes each format's kernels by name. */
 #define GM_QUANT_FORMATS(X) \

@@ -24,21 +24,21 @@ GM_KERNEL void dequantize_f32(const GM_GLOBAL gm_u8* values, GM_GLOBAL float* ou
   const gm_i64 i = GM_GLOBAL_ID(0);
   (void)unused_bytes;
   (void)unused_subs;
-  if (i < n) out[i] = ((const GM_GLOBAL float*)values)[i];
+  if (i < n) out[i] = gm_value_f32(values, i);
 }
 GM_KERNEL void dequantize_f16(const GM_GLOBAL gm_u8* values, GM_GLOBAL float* out, gm_i64 n, int unused_bytes,
                               int unused_subs) {
   const gm_i64 i = GM_GLOBAL_ID(0);
   (void)unused_bytes;
   (void)unused_subs;
-  if (i < n) out[i] = gm_half_at(values + 2 * i);
+  if (i < n) out[i] = gm_value_f16(values, i);
 }
 GM_KERNEL void dequantize_bf16(const GM_GLOBAL gm_u8* values, GM_GLOBAL float* out, gm_i64 n, int unused_bytes,
                                int unused_subs) {
   const gm_i64 i = GM_GLOBAL_ID(0);
   (void)unused_bytes;
   (void)unused_subs;
-  if (i < n) out[i] = gm_as_float((gm_u32)(values[2 * i] | values[2 * i + 1] << 8) << 16);
+  if (i < n) out[i] = gm_value_bf16(values, i);
 }
 
 /* Activation quantization, as the CPU's (kernels/act_scale.hpp, kernels/scalar/quantize_act.cpp) bit for bit:
@@ -174,12 +174,6 @@ GM_FN void gm_gemv_store(GM_LOCAL float* partial, float* acc, gm_i64 set, gm_set
 GM_QUANT_FORMATS(GM_GEMV_KERNEL)
 
 /* The float formats multiply in f32, as the CPU does: value j of the row is loaded by gm_value_<name>. */
-GM_FN float gm_value_f32(const GM_GLOBAL gm_u8* row, gm_i64 j) { return ((const GM_GLOBAL float*)row)[j]; }
-GM_FN float gm_value_f16(const GM_GLOBAL gm_u8* row, gm_i64 j) { return gm_half_at(row + 2 * j); }
-GM_FN float gm_value_bf16(const GM_GLOBAL gm_u8* row, gm_i64 j) {
-  return gm_as_float((gm_u32)(row[2 * j] | row[2 * j + 1] << 8) << 16);
-}
-#define GM_FLOAT_FORMATS(X) X(f32) X(f16) X(bf16)
 
 #define GM_GEMV_FLOAT_KERNEL(name)                                                                                \
   GM_KERNEL void gemv_##name(const GM_GLOBAL gm_u8* w, const GM_GLOBAL gm_i32* ids, const GM_GLOBAL float* x,     \
