@@ -1,6 +1,7 @@
-# Writes OUTPUT, a C++ source defining `const char NAME[]`: INPUT with every `#include "..."` of a file under
+# Writes OUTPUT, a C++ source defining `const char* const NAME[]` and `const size_t NAME_parts`: INPUT with every `#include "..."` of a file under
 # ROOT replaced by that file's text (once per file, as include guards would), so that a device compiler that
-# never sees the source tree gets the whole program as one string. Run with cmake -P at build time.
+# never sees the source tree gets the whole program, in parts of at most 8000 characters (compilers need not take
+# longer literals; OpenCL takes a program as parts). Run with cmake -P at build time.
 cmake_minimum_required(VERSION 3.25)
 
 function(ggufmm_inline_includes file out_var)
@@ -24,16 +25,18 @@ function(ggufmm_inline_includes file out_var)
 endfunction()
 
 ggufmm_inline_includes(${INPUT} source)
-# Raw string literals are limited in length by some compilers: one per 8000 characters, concatenated.
 string(LENGTH "${source}" length)
 set(body "")
+set(parts 0)
 set(offset 0)
 while(offset LESS length)
   string(SUBSTRING "${source}" ${offset} 8000 chunk)
-  string(APPEND body "R\"ggufmm(${chunk})ggufmm\"\n")
+  string(APPEND body "    R\"ggufmm(${chunk})ggufmm\",\n")
   math(EXPR offset "${offset} + 8000")
+  math(EXPR parts "${parts} + 1")
 endwhile()
-file(WRITE ${OUTPUT}.tmp "// Generated from ${INPUT} by cmake/embed_source.cmake: do not edit.\n"
-  "extern const char ${NAME}[];\nconst char ${NAME}[] =\n${body};\n")
+file(WRITE ${OUTPUT}.tmp "// Generated from ${INPUT} by cmake/embed_source.cmake: do not edit.\n#include <cstddef>\n"
+  "extern const char* const ${NAME}[];\nextern const size_t ${NAME}_parts;\n"
+  "const char* const ${NAME}[] = {\n${body}};\nconst size_t ${NAME}_parts = ${parts};\n")
 file(COPY_FILE ${OUTPUT}.tmp ${OUTPUT} ONLY_IF_DIFFERENT)
 file(REMOVE ${OUTPUT}.tmp)

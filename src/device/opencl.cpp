@@ -25,7 +25,9 @@
 #include "format/registry.hpp"
 #include "runtime/atomic_file.hpp"
 
-extern const char ggufmm_device_program[];
+// The device program in parts (device_program.cpp, generated).
+extern const char* const ggufmm_device_program[];
+extern const size_t ggufmm_device_program_parts;
 
 namespace ggufmm::device {
 namespace {
@@ -96,8 +98,15 @@ T device_value(cl_device_id id, cl_device_info param) {
 }
 
 // A stable 64-bit hash (FNV-1a) for the binary cache's file names.
-uint64_t fnv1a(std::string_view bytes, uint64_t h = 0xcbf29ce484222325u) {
+constexpr uint64_t kFnvBasis = 0xcbf29ce484222325u;
+uint64_t fnv1a(std::string_view bytes, uint64_t h = kFnvBasis) {
   for (const char c : bytes) h = (h ^ static_cast<uint8_t>(c)) * 0x100000001b3u;
+  return h;
+}
+
+uint64_t program_hash() {
+  uint64_t h = kFnvBasis;
+  for (size_t i = 0; i < ggufmm_device_program_parts; ++i) h = fnv1a(ggufmm_device_program[i], h);
   return h;
 }
 
@@ -306,7 +315,7 @@ class ClBackend final : public Backend {
   cl_program build_program() {
     const char* options = options_.c_str();
     const std::string key = fmt::format(
-        "{:016x}", fnv1a(info_.description, fnv1a(options_, fnv1a(ggufmm_device_program))));
+        "{:016x}", fnv1a(info_.description, fnv1a(options_, program_hash())));
     const std::filesystem::path dir = cache_dir(), file = dir.empty() ? dir : dir / ("opencl-" + key + ".bin");
     cl_int status = CL_SUCCESS;
     if (!file.empty()) {
@@ -325,8 +334,9 @@ class ClBackend final : public Backend {
         if (program) api()->clReleaseProgram(program);  // a stale or foreign entry: build afresh
       }
     }
-    const char* source = ggufmm_device_program;
-    cl_program program = api()->clCreateProgramWithSource(context_, 1, &source, nullptr, &status);
+    cl_program program = api()->clCreateProgramWithSource(
+        context_, static_cast<cl_uint>(ggufmm_device_program_parts), const_cast<const char**>(ggufmm_device_program),
+        nullptr, &status);
     check(status, who(), "clCreateProgramWithSource");
     if (api()->clBuildProgram(program, 1, &device_, options, nullptr, nullptr) != CL_SUCCESS) {
       size_t size = 0;
