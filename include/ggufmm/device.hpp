@@ -1,5 +1,5 @@
-// Devices: the CPU, and GPUs through CUDA (NVIDIA) and OpenCL (any other). A weight is uploaded to a device once, as stored, and stays resident
-// until its last handle goes; later calls never copy it again.
+// Devices: the CPU, and GPUs through CUDA (NVIDIA) and OpenCL (any other). A weight is uploaded to a device once,
+// as stored, and stays resident until its last handle goes; later calls never copy it again.
 #pragma once
 
 #include <cstddef>

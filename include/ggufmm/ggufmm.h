@@ -54,13 +54,13 @@ GGUFMM_API void ggufmm_file_close(ggufmm_file* file);
 GGUFMM_API ggufmm_status ggufmm_file_weight(const ggufmm_file* file, const char* tensor, ggufmm_weight* out);
 
 /* y[rows, m] = x[rows, k] * W^T (+ residual[rows, m] when not NULL). options may be NULL. */
-GGUFMM_API ggufmm_status ggufmm_matmul(const ggufmm_weight* w, const float* x, int64_t rows, float* y, const float* residual,
-                            const ggufmm_options* options);
+GGUFMM_API ggufmm_status ggufmm_matmul(const ggufmm_weight* w, const float* x, int64_t rows, float* y,
+                                       const float* residual, const ggufmm_options* options);
 
 /* ggml's mul_mat_id: act [tokens, act_slots (1 or slots), k], ids [tokens, slots], y [tokens, slots, m]. */
-GGUFMM_API ggufmm_status ggufmm_mul_mat_id(const ggufmm_weight* w, const float* act, int64_t tokens, int64_t act_slots,
-                                const int32_t* ids, int64_t slots, float* y, const float* residual,
-                                const ggufmm_options* options);
+GGUFMM_API ggufmm_status ggufmm_mul_mat_id(const ggufmm_weight* w, const float* act, int64_t tokens,
+                                           int64_t act_slots, const int32_t* ids, int64_t slots, float* y,
+                                           const float* residual, const ggufmm_options* options);
 
 /* The dense path's cache of dequantized weights (see ggufmm.hpp). */
 typedef struct {

@@ -5,7 +5,6 @@
 #define CL_TARGET_OPENCL_VERSION 120
 #define CL_USE_DEPRECATED_OPENCL_1_2_APIS
 #include <CL/cl.h>
-#include <dlfcn.h>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -21,6 +20,7 @@
 #include <vector>
 
 #include "device/backend.hpp"
+#include "device/driver.hpp"
 #include "device/kernels/args.h"
 #include "format/registry.hpp"
 #include "runtime/atomic_file.hpp"
@@ -33,7 +33,6 @@ namespace ggufmm::device {
 namespace {
 
 // The entry points used, resolved from the ICD loader.
-struct Api {
 #define GGUFMM_CL_FUNCTIONS(X)                                                                                    \
   X(clGetPlatformIDs) X(clGetPlatformInfo) X(clGetDeviceIDs) X(clGetDeviceInfo) X(clCreateContext)             \
   X(clReleaseContext) X(clCreateCommandQueue) X(clReleaseCommandQueue) X(clCreateProgramWithSource)            \
@@ -42,24 +41,13 @@ struct Api {
   X(clReleaseMemObject) X(clEnqueueWriteBuffer) X(clEnqueueReadBuffer) X(clEnqueueNDRangeKernel) X(clFinish)    \
   X(clGetKernelWorkGroupInfo) X(clGetCommandQueueInfo) X(clRetainContext) X(clRetainCommandQueue)             \
   X(clEnqueueCopyBuffer)
-#define GGUFMM_CL_POINTER(name) decltype(&::name) name = nullptr;
-  GGUFMM_CL_FUNCTIONS(GGUFMM_CL_POINTER)
-#undef GGUFMM_CL_POINTER
-};
+GGUFMM_DRIVER_API(Api, GGUFMM_CL_FUNCTIONS);
 
 // Null where the loader or one of its functions is missing.
 const Api* api() {
-  static const Api* loaded = [] () -> const Api* {
-    void* lib = dlopen("libOpenCL.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (!lib) return nullptr;
+  static const Api* loaded = []() -> const Api* {
     static Api a;
-    bool complete = true;
-#define GGUFMM_CL_RESOLVE(name)                                        \
-  a.name = reinterpret_cast<decltype(&::name)>(dlsym(lib, #name)); \
-  complete = complete && a.name;
-    GGUFMM_CL_FUNCTIONS(GGUFMM_CL_RESOLVE)
-#undef GGUFMM_CL_RESOLVE
-    return complete ? &a : nullptr;
+    return a.load("libOpenCL.so.1") ? &a : nullptr;
   }();
   return loaded;
 }
@@ -72,22 +60,23 @@ void check(cl_int status, const std::string& who, const char* what) {
   if (status != CL_SUCCESS) fail(who, what, status);
 }
 
-std::string device_string(cl_device_id id, cl_device_info param) {
+// A string-valued property from one of OpenCL's info queries (clGetDeviceInfo, clGetPlatformInfo).
+template <class Get, class Id, class Param>
+std::string info_string(Get get, Id id, Param param) {
   size_t size = 0;
-  if (api()->clGetDeviceInfo(id, param, 0, nullptr, &size) != CL_SUCCESS || size == 0) return {};
+  if (get(id, param, 0, nullptr, &size) != CL_SUCCESS || size == 0) return {};
   std::string s(size, '\0');
-  api()->clGetDeviceInfo(id, param, size, s.data(), nullptr);
+  get(id, param, size, s.data(), nullptr);
   s.resize(s.find('\0') == std::string::npos ? s.size() : s.find('\0'));
   return s;
 }
 
+std::string device_string(cl_device_id id, cl_device_info param) {
+  return info_string(api()->clGetDeviceInfo, id, param);
+}
+
 std::string platform_string(cl_platform_id id, cl_platform_info param) {
-  size_t size = 0;
-  if (api()->clGetPlatformInfo(id, param, 0, nullptr, &size) != CL_SUCCESS || size == 0) return {};
-  std::string s(size, '\0');
-  api()->clGetPlatformInfo(id, param, size, s.data(), nullptr);
-  s.resize(s.find('\0') == std::string::npos ? s.size() : s.find('\0'));
-  return s;
+  return info_string(api()->clGetPlatformInfo, id, param);
 }
 
 template <class T>

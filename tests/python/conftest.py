@@ -6,6 +6,8 @@ a missing file a failure instead of a skip.
 """
 import os
 import pathlib
+import sys
+import threading
 
 import pytest
 
@@ -42,3 +44,29 @@ def golden():
                     "files)")
 
     return path_of
+
+
+def ticks_while(call):
+    """How many times the main thread counted while call() ran in another thread. Forced thread switches are off,
+    so the worker gives up the GIL only where a call releases it: a count above 0 means call() let others run."""
+    started, done = threading.Event(), threading.Event()
+
+    def work():
+        started.set()
+        call()
+        done.set()
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1000)
+    try:
+        worker = threading.Thread(target=work)
+        worker.start()
+        started.wait()
+        ticks = 0
+        while not done.wait(0.001):
+            ticks += 1
+        worker.join()
+    finally:
+        sys.setswitchinterval(interval)
+    return ticks
+

@@ -3,13 +3,12 @@ bit and products against the golden files, what a resident weight keeps alive, a
 import gc
 import re
 import sys
-import threading
 
 import numpy as np
 import pytest
 
 import ggufmm
-from conftest import MOE_FILES
+from conftest import MOE_FILES, ticks_while
 
 DEVICES = [d.name for d in ggufmm.devices()]
 WEIGHT_TYPES = [t.name for t in ggufmm.types() if t.is_weight]
@@ -239,28 +238,12 @@ def test_a_resident_lets_other_threads_run(device):
     x = randn(16, 2048)
     act = randn(16, 1, 2048)
     ids = np.tile(np.arange(4, dtype=np.int32), (16, 1))
-    started, done = threading.Event(), threading.Event()
-
     def work():
-        started.set()
         r = ggufmm.upload(matrix, device)
         moe = ggufmm.upload(experts, device)
         for _ in range(5):
             r.matmul(x)
             moe.mul_mat_id(act, ids)
             r.dequantize()
-        done.set()
 
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(1000)
-    try:
-        worker = threading.Thread(target=work)
-        worker.start()
-        started.wait()
-        ticks = 0
-        while not done.wait(0.001):
-            ticks += 1
-        worker.join()
-    finally:
-        sys.setswitchinterval(interval)
-    assert ticks > 0
+    assert ticks_while(work) > 0

@@ -2,7 +2,6 @@
 // embedded as a fatbin), run through the driver API, which is loaded at run time (libcuda.so.1) so that the
 // library loads and runs on the CPU where there is no NVIDIA driver.
 #include <cuda.h>
-#include <dlfcn.h>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -15,6 +14,7 @@
 #include <vector>
 
 #include "device/backend.hpp"
+#include "device/driver.hpp"
 #include "device/kernels/args.h"
 #include "format/registry.hpp"
 
@@ -25,7 +25,6 @@ namespace ggufmm::device {
 namespace {
 
 // The driver entry points used, by their versioned symbol names.
-struct Api {
 #define GGUFMM_CU_FUNCTIONS(X)                                                                                    \
   X(cuInit) X(cuDriverGetVersion) X(cuDeviceGetCount) X(cuDeviceGet) X(cuDeviceGetName) X(cuDeviceGetAttribute)  \
   X(cuDeviceTotalMem_v2) X(cuGetErrorName) X(cuDevicePrimaryCtxRetain) X(cuDevicePrimaryCtxRelease_v2)           \
@@ -33,24 +32,13 @@ struct Api {
   X(cuModuleGetFunction) X(cuMemAlloc_v2) X(cuMemFree_v2) X(cuMemcpyHtoDAsync_v2) X(cuMemcpyDtoHAsync_v2)         \
   X(cuMemcpyDtoDAsync_v2) X(cuMemAllocAsync) X(cuMemFreeAsync)                                                  \
   X(cuLaunchKernel) X(cuStreamCreate) X(cuStreamDestroy_v2) X(cuStreamSynchronize) X(cuStreamGetCtx)
-#define GGUFMM_CU_POINTER(name) decltype(&::name) name = nullptr;
-  GGUFMM_CU_FUNCTIONS(GGUFMM_CU_POINTER)
-#undef GGUFMM_CU_POINTER
-};
+GGUFMM_DRIVER_API(Api, GGUFMM_CU_FUNCTIONS);
 
 // Null where the driver, one of its functions, or a working cuInit is missing.
 const Api* api() {
   static const Api* loaded = []() -> const Api* {
-    void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (!lib) return nullptr;
     static Api a;
-    bool complete = true;
-#define GGUFMM_CU_RESOLVE(name)                                    \
-  a.name = reinterpret_cast<decltype(&::name)>(dlsym(lib, #name)); \
-  complete = complete && a.name;
-    GGUFMM_CU_FUNCTIONS(GGUFMM_CU_RESOLVE)
-#undef GGUFMM_CU_RESOLVE
-    return complete && a.cuInit(0) == CUDA_SUCCESS ? &a : nullptr;
+    return a.load("libcuda.so.1") && a.cuInit(0) == CUDA_SUCCESS ? &a : nullptr;
   }();
   return loaded;
 }
@@ -81,7 +69,8 @@ class Current {
 
 class CuBuffer final : public Buffer {
  public:
-  CuBuffer(CUcontext context, CUdeviceptr pointer, size_t bytes) : context_(context), pointer_(pointer), bytes_(bytes) {}
+  CuBuffer(CUcontext context, CUdeviceptr pointer, size_t bytes)
+      : context_(context), pointer_(pointer), bytes_(bytes) {}
   ~CuBuffer() override {
     const Current current(context_);
     api()->cuMemFree_v2(pointer_);
@@ -103,7 +92,8 @@ CUdeviceptr pointer(const void* handle) { return reinterpret_cast<CUdeviceptr>(h
 // use it, so that the call returns before they finish.
 class Scratch {
  public:
-  Scratch(CUcontext context, CUstream stream, size_t bytes, const std::string& who) : context_(context), stream_(stream) {
+  Scratch(CUcontext context, CUstream stream, size_t bytes, const std::string& who)
+      : context_(context), stream_(stream) {
     const Current current(context_);
     check(api()->cuMemAllocAsync(&pointer_, std::max<size_t>(bytes, 1), stream_), who,
           fmt::format("allocating {} bytes", bytes));

@@ -18,28 +18,16 @@
   }
 GM_QUANT_FORMATS(GM_DEQUANTIZE_KERNEL)
 
-/* The float formats, one work-item per value. */
-GM_KERNEL void dequantize_f32(const GM_GLOBAL gm_u8* values, GM_GLOBAL float* out, gm_i64 n, int unused_bytes,
-                              int unused_subs) {
-  const gm_i64 i = GM_GLOBAL_ID(0);
-  (void)unused_bytes;
-  (void)unused_subs;
-  if (i < n) out[i] = gm_value_f32(values, i);
-}
-GM_KERNEL void dequantize_f16(const GM_GLOBAL gm_u8* values, GM_GLOBAL float* out, gm_i64 n, int unused_bytes,
-                              int unused_subs) {
-  const gm_i64 i = GM_GLOBAL_ID(0);
-  (void)unused_bytes;
-  (void)unused_subs;
-  if (i < n) out[i] = gm_value_f16(values, i);
-}
-GM_KERNEL void dequantize_bf16(const GM_GLOBAL gm_u8* values, GM_GLOBAL float* out, gm_i64 n, int unused_bytes,
-                               int unused_subs) {
-  const gm_i64 i = GM_GLOBAL_ID(0);
-  (void)unused_bytes;
-  (void)unused_subs;
-  if (i < n) out[i] = gm_value_bf16(values, i);
-}
+/* The float formats, one work-item per value (their kernels take the arguments of the quantized formats'). */
+#define GM_DEQUANTIZE_FLOAT_KERNEL(name)                                                                    \
+  GM_KERNEL void dequantize_##name(const GM_GLOBAL gm_u8* values, GM_GLOBAL float* out, gm_i64 n,            \
+                                   int unused_bytes, int unused_subs) {                                      \
+    const gm_i64 i = GM_GLOBAL_ID(0);                                                                        \
+    (void)unused_bytes;                                                                                      \
+    (void)unused_subs;                                                                                       \
+    if (i < n) out[i] = gm_value_##name(values, i);                                                          \
+  }
+GM_FLOAT_FORMATS(GM_DEQUANTIZE_FLOAT_KERNEL)
 
 /* Activation quantization, as the CPU's (kernels/act_scale.hpp, kernels/scalar/quantize_act.cpp) bit for bit:
  * one work-item per group of 32 values, int8 codes rint(x * 127 / amax) with the scale amax / 127, and the sums
@@ -150,7 +138,26 @@ GM_FN void gm_gemv_store(GM_LOCAL float* partial, float* acc, gm_i64 set, gm_set
   }
 }
 
-#define GM_GEMV_KERNEL(name)                                                                                      \
+/* The work-item's share of the row, for every row of its set: the quantized formats' sub-blocks in turn, each
+ * decoded once for all rows, in exact integers per 16 values; the float formats' values, multiplied in f32 as the
+ * CPU multiplies them (value j loaded by gm_value_<name>). */
+#define GM_GEMV_SUM_QUANT(name)                                                                                   \
+  for (gm_i64 sub = GM_LOCAL_ID(0); sub < a.k / 16; sub += GM_GEMV_GROUP) {                                       \
+    const gm_sub b = gm_decode_##name(row + (sub / a.subs_per_block) * a.block_bytes, (int)(sub % a.subs_per_block)); \
+    for (int r = 0; r < s.rows; ++r) {                                                                            \
+      const gm_i64 i = (s.act_row + r) * a.k + sub * 16;                                                          \
+      const int isum = gm_dot16(b.q, xq + i);                                                                     \
+      acc[r] += b.scale * xd[i / 32] * (float)isum - b.offset * xsum[i / 16];                                   \
+    }                                                                                                             \
+  }
+#define GM_GEMV_SUM_FLOAT(name)                                                                                   \
+  for (gm_i64 j = GM_LOCAL_ID(0); j < a.k; j += GM_GEMV_GROUP) {                                                  \
+    const float v = gm_value_##name(row, j);                                                                      \
+    for (int r = 0; r < s.rows; ++r) acc[r] += v * x[(s.act_row + r) * a.k + j];                                  \
+  }
+
+/* x is the activations as they are (the float formats read them), xq, xd and xsum as quantize_act left them. */
+#define GM_GEMV_KERNEL(name, SUM)                                                                                 \
   GM_KERNEL void gemv_##name(const GM_GLOBAL gm_u8* w, const GM_GLOBAL gm_i32* ids, const GM_GLOBAL float* x,     \
                              const GM_GLOBAL gm_i8* xq, const GM_GLOBAL float* xd, const GM_GLOBAL float* xsum,   \
                              const GM_GLOBAL float* residual, GM_GLOBAL float* y, gm_gemv_args a) {              \
@@ -160,39 +167,15 @@ GM_FN void gm_gemv_store(GM_LOCAL float* partial, float* acc, gm_i64 set, gm_set
     const GM_GLOBAL gm_u8* row = w + s.matrix_offset + GM_GROUP_ID(0) * a.row_bytes;                             \
     float acc[GM_MAX_ROWS] = {0, 0, 0, 0, 0, 0, 0};                                                               \
     (void)x;                                                                                                      \
-    for (gm_i64 sub = GM_LOCAL_ID(0); sub < a.k / 16; sub += GM_GEMV_GROUP) {                                     \
-      const gm_sub b = gm_decode_##name(row + (sub / a.subs_per_block) * a.block_bytes,                           \
-                                        (int)(sub % a.subs_per_block));                                          \
-      for (int r = 0; r < s.rows; ++r) {                                                                          \
-        const gm_i64 i = (s.act_row + r) * a.k + sub * 16;                                                        \
-        const int isum = gm_dot16(b.q, xq + i);                                                                   \
-        acc[r] += b.scale * xd[i / 32] * (float)isum - b.offset * xsum[i / 16];                                 \
-      }                                                                                                           \
-    }                                                                                                             \
-    gm_gemv_store(partial, acc, set, s, &a, residual, y);                                                         \
-  }
-GM_QUANT_FORMATS(GM_GEMV_KERNEL)
-
-/* The float formats multiply in f32, as the CPU does: value j of the row is loaded by gm_value_<name>. */
-
-#define GM_GEMV_FLOAT_KERNEL(name)                                                                                \
-  GM_KERNEL void gemv_##name(const GM_GLOBAL gm_u8* w, const GM_GLOBAL gm_i32* ids, const GM_GLOBAL float* x,     \
-                             const GM_GLOBAL gm_i8* xq, const GM_GLOBAL float* xd, const GM_GLOBAL float* xsum,   \
-                             const GM_GLOBAL float* residual, GM_GLOBAL float* y, gm_gemv_args a) {              \
-    GM_SHARED float partial[GM_MAX_ROWS * GM_GEMV_GROUP];                                                         \
-    const gm_i64 set = GM_GROUP_ID(1);                                                                            \
-    const gm_set s = gm_set_of(set, ids, &a);                                                                     \
-    const GM_GLOBAL gm_u8* row = w + s.matrix_offset + GM_GROUP_ID(0) * a.row_bytes;                             \
-    float acc[GM_MAX_ROWS] = {0, 0, 0, 0, 0, 0, 0};                                                               \
     (void)xq;                                                                                                     \
     (void)xd;                                                                                                     \
     (void)xsum;                                                                                                   \
-    for (gm_i64 j = GM_LOCAL_ID(0); j < a.k; j += GM_GEMV_GROUP) {                                                \
-      const float v = gm_value_##name(row, j);                                                                    \
-      for (int r = 0; r < s.rows; ++r) acc[r] += v * x[(s.act_row + r) * a.k + j];                                \
-    }                                                                                                             \
+    SUM(name)                                                                                                     \
     gm_gemv_store(partial, acc, set, s, &a, residual, y);                                                         \
   }
+#define GM_GEMV_QUANT_KERNEL(name) GM_GEMV_KERNEL(name, GM_GEMV_SUM_QUANT)
+#define GM_GEMV_FLOAT_KERNEL(name) GM_GEMV_KERNEL(name, GM_GEMV_SUM_FLOAT)
+GM_QUANT_FORMATS(GM_GEMV_QUANT_KERNEL)
 GM_FLOAT_FORMATS(GM_GEMV_FLOAT_KERNEL)
 
 /* Outputs the fast kernels may classify wrongly (NaN, infinite, or within a factor 2 of the f32 range), one
