@@ -1,6 +1,7 @@
 // Devices and resident weights: the CPU, and what the backends find.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <map>
 #include <mutex>
@@ -53,15 +54,18 @@ Device Device::open(std::string_view name) {
   }
   std::string names;
   for (const device::Found& f : found) names += (names.empty() ? "" : ", ") + f.info.name;
+  // Where the family asked for has no device at all, say why there may be none.
+  const auto none_of = [&](std::string_view family) {
+    return name.starts_with(family) &&
+           std::ranges::none_of(found, [&](const device::Found& f) { return f.info.name.starts_with(family); });
+  };
   std::string hint;
-  if (name.starts_with("opencl") && found.size() == 1) hint = " (no OpenCL driver or platform is installed)";
-  if (name.starts_with("cuda")) {
+  if (none_of("opencl")) hint = " (no OpenCL driver or platform is installed)";
 #if GGUFMM_WITH_CUDA
-    hint = " (no NVIDIA driver or GPU)";
+  if (none_of("cuda")) hint = " (no NVIDIA driver or GPU)";
 #else
-    hint = " (this ggufmm was built without the CUDA toolkit)";
+  if (none_of("cuda")) hint = " (this ggufmm was built without the CUDA toolkit)";
 #endif
-  }
   throw Error(Error::Kind::BadInput, fmt::format("device {}: no such device{}; there is: {}", name, hint, names));
 }
 
