@@ -24,6 +24,8 @@
 #include "device/kernels/args.h"
 #include "format/registry.hpp"
 #include "runtime/atomic_file.hpp"
+#include "runtime/fnv.hpp"
+#include "runtime/settings.hpp"
 
 // The device program in parts (device_program.cpp, generated).
 extern const char* const ggufmm_device_program[];
@@ -86,24 +88,15 @@ T device_value(cl_device_id id, cl_device_info param) {
   return value;
 }
 
-// A stable 64-bit hash (FNV-1a) for the binary cache's file names.
-constexpr uint64_t kFnvBasis = 0xcbf29ce484222325u;
-uint64_t fnv1a(std::string_view bytes, uint64_t h = kFnvBasis) {
-  for (const char c : bytes) h = (h ^ static_cast<uint8_t>(c)) * 0x100000001b3u;
-  return h;
-}
-
 uint64_t program_hash() {
-  uint64_t h = kFnvBasis;
-  for (size_t i = 0; i < ggufmm_device_program_parts; ++i) h = fnv1a(ggufmm_device_program[i], h);
+  uint64_t h = runtime::kFnvBasis;
+  for (size_t i = 0; i < ggufmm_device_program_parts; ++i) h = runtime::fnv1a(ggufmm_device_program[i], h);
   return h;
 }
 
 std::filesystem::path cache_dir() {
   if (const char* dir = std::getenv("GGUFMM_CACHE_DIR"); dir && *dir) return dir;
-  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) return std::filesystem::path(xdg) / "ggufmm";
-  if (const char* home = std::getenv("HOME"); home && *home) return std::filesystem::path(home) / ".cache/ggufmm";
-  return {};
+  return runtime::user_directory("XDG_CACHE_HOME", ".cache");
 }
 
 class ClBuffer final : public Buffer {
@@ -304,7 +297,7 @@ class ClBackend final : public Backend {
   cl_program build_program() {
     const char* options = options_.c_str();
     const std::string key = fmt::format(
-        "{:016x}", fnv1a(info_.description, fnv1a(options_, program_hash())));
+        "{:016x}", runtime::fnv1a(info_.description, runtime::fnv1a(options_, program_hash())));
     const std::filesystem::path dir = cache_dir(), file = dir.empty() ? dir : dir / ("opencl-" + key + ".bin");
     cl_int status = CL_SUCCESS;
     if (!file.empty()) {

@@ -14,6 +14,7 @@
 
 #include "format/floats.hpp"
 #include "format/registry.hpp"
+#include "runtime/fnv.hpp"
 #include "runtime/settings.hpp"
 #include "runtime/thread_pool.hpp"
 
@@ -37,13 +38,7 @@ uint64_t fingerprint(const Weight& w) {
   const auto* bytes = static_cast<const uint8_t*>(w.data);
   const size_t size = w.expert_bytes();
   const size_t head = std::min(kSample, size);
-  uint64_t hash = 0xcbf29ce484222325ull;
-  const auto mix = [&](const uint8_t* p, size_t n) {
-    for (size_t i = 0; i < n; ++i) hash = (hash ^ p[i]) * 0x100000001b3ull;
-  };
-  mix(bytes, head);
-  mix(bytes + size - head, head);
-  return hash;
+  return runtime::fnv1a(bytes + size - head, head, runtime::fnv1a(bytes, head, runtime::kFnvBasis));
 }
 
 size_t physical_memory() {

@@ -15,6 +15,7 @@
 #include "kernels/kernels.hpp"
 #include "runtime/atomic_file.hpp"
 #include "runtime/cpu.hpp"
+#include "runtime/settings.hpp"
 
 namespace ggufmm {
 namespace {
@@ -94,9 +95,8 @@ std::shared_ptr<const PathProfile> current() {
 namespace paths {
 
 std::string default_profile_path() {
-  if (const char* xdg = std::getenv("XDG_CONFIG_HOME"); xdg && *xdg) return fmt::format("{}/ggufmm/profile.json", xdg);
-  if (const char* home = std::getenv("HOME"); home && *home) return fmt::format("{}/.config/ggufmm/profile.json", home);
-  return {};
+  const std::string dir = runtime::user_directory("XDG_CONFIG_HOME", ".config");
+  return dir.empty() ? dir : dir + "/profile.json";
 }
 
 PathProfile read_profile(const std::string& path) {

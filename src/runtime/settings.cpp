@@ -1,6 +1,7 @@
 #include "runtime/settings.hpp"
 
 #include <charconv>
+#include <cstdlib>
 
 #include <fmt/format.h>
 
@@ -18,6 +19,12 @@ int64_t parse_count(std::string_view variable, const char* value, std::string_vi
   const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), count);
   if (error != std::errc() || end != text.data() + text.size() || count < 0) bad_setting(variable, value, expected);
   return count;
+}
+
+std::string user_directory(const char* xdg_variable, std::string_view home_default) {
+  if (const char* xdg = std::getenv(xdg_variable); xdg && *xdg) return fmt::format("{}/ggufmm", xdg);
+  if (const char* home = std::getenv("HOME"); home && *home) return fmt::format("{}/{}/ggufmm", home, home_default);
+  return {};
 }
 
 }  // namespace ggufmm::runtime

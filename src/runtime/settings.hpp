@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 namespace ggufmm::runtime {
@@ -11,5 +12,9 @@ namespace ggufmm::runtime {
 
 // A whole number of 0 or more that is the variable's entire value; anything else is a bad setting.
 int64_t parse_count(std::string_view variable, const char* value, std::string_view expected);
+
+// ggufmm's directory of a kind the XDG base directories name: $XDG_VARIABLE/ggufmm, else $HOME/HOME_DEFAULT/ggufmm
+// ("XDG_CONFIG_HOME" and ".config", "XDG_CACHE_HOME" and ".cache"); empty where neither variable is set.
+std::string user_directory(const char* xdg_variable, std::string_view home_default);
 
 }  // namespace ggufmm::runtime
