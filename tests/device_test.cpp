@@ -13,12 +13,15 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <limits>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "device/backend.hpp"
+#include "device/product.hpp"
 #include "ggufmm/device.hpp"
 #include "ggufmm/ggufmm.h"
 #include "ggufmm/gguf.hpp"
@@ -158,6 +161,27 @@ TEST_P(DeviceFormat, GemvIsTheCpusInt8Product) {
   }
 }
 
+// The prefill tiles at every size (16, 32 and 64 activation rows), with partial tiles at the row edge and, as m is
+// 70, at the weight-row edge; with and without a residual. The float formats have no tiles: they run gemv.
+TEST_P(DeviceFormat, TiledIsTheCpusInt8ProductAtEveryTileSize) {
+  GGUFMM_DEVICES(list);
+  std::mt19937 rng(static_cast<uint32_t>(GetParam()) + 17);
+  const int64_t m = 70, k = test::is_float(GetParam()) ? 100 : 512;
+  const test::RandomWeight weight(GetParam(), m, k, rng);
+  for (const Device& d : list) {
+    const ResidentWeight resident(d, weight.w);
+    for (const int64_t rows : {8, 13, 16, 17, 32, 33, 64, 100, 300}) {
+      const std::vector<float> x = test::random_values(static_cast<size_t>(rows * k), rng);
+      const std::vector<float> residual = test::random_values(static_cast<size_t>(rows * m), rng);
+      const float* add = rows % 2 ? residual.data() : nullptr;
+      std::vector<float> y(static_cast<size_t>(rows * m));
+      resident.matmul(x.data(), rows, y.data(), add, {.path = Path::Tiled});
+      const std::vector<double> want = int8_product(weight.w, x.data(), rows, add);
+      EXPECT_LE(nmse(y.data(), want.data(), y.size()), 1e-10) << d.info().name << ": " << rows << " rows";
+    }
+  }
+}
+
 // ggml's activations and exact products: the device errs no more than the CPU's gemv path.
 TEST_P(DeviceFormat, NoWorseThanTheCpuAgainstTheExactProduct) {
   GGUFMM_DEVICES(list);
@@ -205,7 +229,7 @@ TEST(DeviceActivations, QuantizedBitForBitAsTheCpuQuantizesThem) {
     const auto xs = b.upload(x.data(), x.size() * sizeof(float));
     const auto bq = b.allocate(dq.size()), bd = b.allocate(dd.size() * sizeof(float)),
                bsum = b.allocate(dsum.size() * sizeof(float));
-    b.quantize_activations(xs->handle(), 2 * k, bq->handle(), bd->handle(), bsum->handle());
+    device::quantize_activations(b, xs->handle(), 2 * k, bq->handle(), bd->handle(), bsum->handle());
     b.read(*bq, dq.data());
     b.read(*bd, dd.data());
     b.read(*bsum, dsum.data());
@@ -272,6 +296,62 @@ TEST_P(DeviceMoe, NoWorseThanTheCpuAgainstTheExactProduct) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Golden, DeviceMoe, ::testing::ValuesIn(test::kMoeGoldenFiles), test::string_test_name);
+
+// Routings the device groups by expert: every expert alike, most rows to one, all to one, and experts that get none;
+// tokens sharing one activation row or a row per slot. Gemv and the tiles against the CPU's int8 product, which
+// differs from theirs only in the order of f32 sums.
+TEST(DeviceMoeRouting, EveryRoutingThroughGemvAndTilesIsTheCpusProduct) {
+  GGUFMM_DEVICES(list);
+  std::mt19937 rng(23);
+  const int64_t experts = 6, m = 70, k = 256, tokens = 60, slots = 2;
+  const std::vector<std::pair<std::string, std::function<int32_t(int64_t, int64_t)>>> routings = {
+      {"uniform", [&](int64_t t, int64_t s) { return static_cast<int32_t>((t * slots + s) % experts); }},
+      {"skewed", [&](int64_t t, int64_t s) { return static_cast<int32_t>(t % 10 == 0 ? 1 + s : 0); }},
+      {"one expert", [&](int64_t, int64_t) { return int32_t{3}; }},
+      {"empty experts", [&](int64_t t, int64_t s) { return static_cast<int32_t>((t + s) % 2 ? 1 : 4); }}};
+  for (const Type type : {Type::Q4_K, Type::Q4_1, Type::IQ2_XS, Type::F16}) {
+    const test::RandomWeight weight(type, m, k, rng, experts);
+    for (const int64_t act_slots : {int64_t{1}, slots}) {
+      const std::vector<float> x = test::random_values(static_cast<size_t>(tokens * act_slots * k), rng);
+      for (const auto& [name, route] : routings) {
+        std::vector<int32_t> ids(static_cast<size_t>(tokens * slots));
+        for (int64_t t = 0; t < tokens; ++t) {
+          for (int64_t s = 0; s < slots; ++s) ids[static_cast<size_t>(t * slots + s)] = route(t, s);
+        }
+        std::vector<float> cpu(static_cast<size_t>(tokens * slots * m));
+        mul_mat_id(weight.w, x.data(), tokens, act_slots, ids.data(), slots, cpu.data(), nullptr,
+                   {.path = Path::Gemv});
+        for (const Device& d : list) {
+          const ResidentWeight resident(d, weight.w);
+          for (const Path path : {Path::Gemv, Path::Tiled, Path::Auto}) {
+            std::vector<float> got(cpu.size());
+            resident.mul_mat_id(x.data(), tokens, act_slots, ids.data(), slots, got.data(), nullptr,
+                                {.path = path});
+            EXPECT_LE(nmse(got.data(), cpu.data(), got.size()), 1e-10)
+                << d.info().name << ", " << type_info(type)->name << ", " << name << ", act_slots " << act_slots
+                << ", " << path_name(path);
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(DevicePaths, RefAndDenseAreRefusedOnADevice) {
+  GGUFMM_DEVICES(list);
+  std::mt19937 rng(29);
+  const test::RandomWeight weight(Type::Q4_0, 8, 64, rng);
+  const std::vector<float> x(64 * 8, 1.0f);
+  std::vector<float> y(8 * 8);
+  for (const Device& d : list) {
+    const ResidentWeight resident(d, weight.w);
+    for (const Path path : {Path::Ref, Path::Dense}) {
+      const std::string message =
+          test::usage_error([&] { resident.matmul(x.data(), 8, y.data(), nullptr, {.path = path}); });
+      EXPECT_NE(message.find("not offered on devices"), std::string::npos) << message;
+    }
+  }
+}
 
 // --- bad cases ---------------------------------------------------------------------------------------------------
 

@@ -72,18 +72,25 @@ class GGUFMM_API ResidentWeight {
   std::vector<float> dequantize() const;
   // matmul and mul_mat_id (ggufmm.hpp) on the device, from and to host memory: the activations quantized to int8
   // per 32 values there as on the CPU (bit for bit), the same int8 product, the residual added in the store, and
-  // outputs classified as the exact product classifies them. Rows are taken up to 7 at a time.
-  void matmul(const float* x, int64_t rows, float* y, const float* residual = nullptr) const;
+  // outputs classified as the exact product classifies them.
+  // Paths on a device: gemv takes rows up to 7 at a time, each weight block decoded once per set; tiled (quantized
+  // formats; the float formats run gemv) decodes each block once per tile of 16, 32 or 64 rows into local memory,
+  // and mul_mat_id groups its rows by expert on the device first. Auto takes gemv below 8 rows per weight matrix
+  // (for mul_mat_id, on average per expert) and tiled from there; GGUFMM_PATH forces gemv or tiled as on the CPU.
+  // Ref and dense are not offered on devices (Error(BadUsage)). options.threads is the CPU's only.
+  void matmul(const float* x, int64_t rows, float* y, const float* residual = nullptr,
+              const Options& options = {}) const;
   void mul_mat_id(const float* act, int64_t tokens, int64_t act_slots, const int32_t* ids, int64_t slots, float* y,
-                  const float* residual = nullptr) const;
+                  const float* residual = nullptr, const Options& options = {}) const;
 
   // The same on device memory, for engines: buffers are the device's handles (cl_mem), in the layouts above (ids:
   // int32 on the device; an id naming no expert makes that slot's outputs NaN, as it cannot be checked from here).
   // Enqueued on the device's queue; they return without waiting, and the caller synchronizes on its queue.
   // Throws Error(BadUsage) on the CPU, which has no device memory.
-  void enqueue_matmul(const void* x, int64_t rows, void* y, const void* residual = nullptr) const;
+  void enqueue_matmul(const void* x, int64_t rows, void* y, const void* residual = nullptr,
+                      const Options& options = {}) const;
   void enqueue_mul_mat_id(const void* act, int64_t tokens, int64_t act_slots, const void* ids, int64_t slots,
-                          void* y, const void* residual = nullptr) const;
+                          void* y, const void* residual = nullptr, const Options& options = {}) const;
   void enqueue_dequantize(void* out) const;
 
  private:

@@ -9,6 +9,9 @@
 
 namespace ggufmm::api {
 
+// The path a call asked for, or where it leaves the choice to Auto, the one the environment variable GGUFMM_PATH
+// forces (for testing; read once); Auto when neither.
+Path requested_path(Path requested);
 // "tensor NAME", or "weight" for an unnamed one: how messages name a weight.
 std::string label(const Weight& w);
 // A weight of a known weight format, of a non-empty shape whose rows are whole blocks, with data.

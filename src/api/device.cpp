@@ -8,6 +8,7 @@
 
 #include "api/checks.hpp"
 #include "device/backend.hpp"
+#include "device/product.hpp"
 #include "ggufmm/device.hpp"
 #include "ggufmm/ggufmm.hpp"
 
@@ -83,13 +84,32 @@ device::Backend* device::backend_of(const Device& device) { return device.backen
 
 double Device::read_bandwidth(size_t bytes) const {
   if (!backend_) throw Error(Error::Kind::BadUsage, "read_bandwidth: the CPU's memory is measured by ggufmm bench");
-  return static_cast<double>(bytes) / backend_->read_seconds(bytes);
+  return static_cast<double>(bytes) / device::read_seconds(*backend_, bytes);
 }
 
 namespace {
 
-// The decode kernels' most rows per set.
-constexpr int kSetRows = 7;
+// Where Auto moves from gemv sets to the tiles on a device (rows per weight matrix).
+constexpr int64_t kDeviceTiledFrom = 8;
+
+// The kernels a device product of `rows` rows per matrix runs. A path the devices do not offer (ref, dense) is
+// refused where a call asks for it, and left to Auto where only GGUFMM_PATH forces it.
+device::Kernels device_kernels(const device::Backend& b, const DeviceInfo& info, const Weight& w, int64_t rows,
+                               Path asked) {
+  if (asked == Path::Ref || asked == Path::Dense) {
+    throw Error(Error::Kind::BadUsage, fmt::format("{} on {}: the {} path is not offered on devices (auto, gemv, "
+                                                   "tiled)", api::label(w), info.name, path_name(asked)));
+  }
+  switch (api::requested_path(asked)) {
+    case Path::Gemv:
+      return device::Kernels::Gemv;
+    case Path::Tiled:
+      return device::Kernels::Tiled;
+    default:
+      return rows >= kDeviceTiledFrom && device::tile_rows(b, rows) > 0 ? device::Kernels::Tiled
+                                                                         : device::Kernels::Gemv;
+  }
+}
 
 }  // namespace
 
@@ -117,8 +137,9 @@ device::Backend& ResidentWeight::backend() const {
   return *device_.backend_;
 }
 
-void ResidentWeight::matmul(const float* x, int64_t rows, float* y, const float* residual) const {
-  if (!blocks_) return ggufmm::matmul(weight_, x, rows, y, residual);
+void ResidentWeight::matmul(const float* x, int64_t rows, float* y, const float* residual,
+                            const Options& options) const {
+  if (!blocks_) return ggufmm::matmul(weight_, x, rows, y, residual, options);
   api::check_matmul(weight_, rows, !x || !y);
   if (rows == 0) return;
   device::Backend& b = backend();
@@ -126,13 +147,13 @@ void ResidentWeight::matmul(const float* x, int64_t rows, float* y, const float*
   const size_t out_bytes = static_cast<size_t>(rows * weight_.m) * sizeof(float);
   const auto out = b.allocate(out_bytes);
   const auto add = residual ? b.upload(residual, out_bytes) : nullptr;
-  enqueue_matmul(xs->handle(), rows, out->handle(), add ? add->handle() : nullptr);
+  enqueue_matmul(xs->handle(), rows, out->handle(), add ? add->handle() : nullptr, options);
   b.read(*out, y);
 }
 
 void ResidentWeight::mul_mat_id(const float* act, int64_t tokens, int64_t act_slots, const int32_t* ids,
-                                int64_t slots, float* y, const float* residual) const {
-  if (!blocks_) return ggufmm::mul_mat_id(weight_, act, tokens, act_slots, ids, slots, y, residual);
+                                int64_t slots, float* y, const float* residual, const Options& options) const {
+  if (!blocks_) return ggufmm::mul_mat_id(weight_, act, tokens, act_slots, ids, slots, y, residual, options);
   api::check_mul_mat_id(weight_, tokens, act_slots, slots, !act || !ids || !y);
   if (tokens == 0) return;
   // From host memory the ids can be checked, and are, as on the CPU.
@@ -144,32 +165,37 @@ void ResidentWeight::mul_mat_id(const float* act, int64_t tokens, int64_t act_sl
   const auto out = b.allocate(out_bytes);
   const auto add = residual ? b.upload(residual, out_bytes) : nullptr;
   enqueue_mul_mat_id(xs->handle(), tokens, act_slots, routes->handle(), slots, out->handle(),
-                     add ? add->handle() : nullptr);
+                     add ? add->handle() : nullptr, options);
   b.read(*out, y);
 }
 
-void ResidentWeight::enqueue_matmul(const void* x, int64_t rows, void* y, const void* residual) const {
+void ResidentWeight::enqueue_matmul(const void* x, int64_t rows, void* y, const void* residual,
+                                    const Options& options) const {
   device::Backend& b = backend();
   api::check_matmul(weight_, rows, !x || !y);
   if (rows == 0) return;
-  b.gemv({.w = weight_, .blocks = *blocks_, .x = x, .act_rows = rows, .rows = kSetRows, .out_rows = rows,
-          .slots = 1, .act_slots = kSetRows, .residual = residual, .y = y});
+  device::product(b, {.w = weight_, .blocks = *blocks_, .x = x, .act_rows = rows, .out_rows = rows,
+                      .residual = residual, .y = y},
+                  device_kernels(b, device_.info(), weight_, rows, options.path));
 }
 
 void ResidentWeight::enqueue_mul_mat_id(const void* act, int64_t tokens, int64_t act_slots, const void* ids,
-                                        int64_t slots, void* y, const void* residual) const {
+                                        int64_t slots, void* y, const void* residual, const Options& options) const {
   device::Backend& b = backend();
   api::check_mul_mat_id(weight_, tokens, act_slots, slots, !act || !ids || !y);
   if (tokens == 0) return;
-  b.gemv({.w = weight_, .blocks = *blocks_, .x = act, .act_rows = tokens * act_slots, .rows = 1,
-          .out_rows = tokens * slots, .slots = slots, .act_slots = act_slots, .ids = ids, .residual = residual,
-          .y = y});
+  // The rows an expert gets on average decide between gemv sets and tiles.
+  const int64_t per_expert = (tokens * slots + weight_.experts - 1) / weight_.experts;
+  device::product(b, {.w = weight_, .blocks = *blocks_, .x = act, .act_rows = tokens * act_slots,
+                      .out_rows = tokens * slots, .slots = slots, .act_slots = act_slots, .ids = ids,
+                      .residual = residual, .y = y},
+                  device_kernels(b, device_.info(), weight_, per_expert, options.path));
 }
 
 void ResidentWeight::enqueue_dequantize(void* out) const {
   device::Backend& b = backend();
   if (!out) throw Error(Error::Kind::BadUsage, api::label(weight_) + ": dequantize: null output");
-  b.dequantize(weight_.type, *blocks_, weight_.k * weight_.m * weight_.experts, out);
+  device::dequantize(b, weight_.type, *blocks_, weight_.k * weight_.m * weight_.experts, out);
 }
 
 std::vector<float> ResidentWeight::dequantize() const {

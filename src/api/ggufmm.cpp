@@ -53,20 +53,8 @@ void require(bool ok, const std::string& message) {
   if (!ok) bad_usage(message);
 }
 
-// The path GGUFMM_PATH forces where a call leaves the choice to Auto (for testing); Auto when unset. Read once.
-Path forced_path() {
-  static const Path forced = [] {
-    const char* name = std::getenv("GGUFMM_PATH");
-    if (!name || !*name) return Path::Auto;
-    const std::optional<Path> path = path_from_name(name);
-    if (!path) bad_usage(fmt::format("GGUFMM_PATH={} names no path", name));
-    return *path;
-  }();
-  return forced;
-}
-
 Path resolve(const Weight& w, Path requested, int64_t rows) {
-  if (requested == Path::Auto) requested = forced_path();
+  requested = api::requested_path(requested);
   return requested != Path::Auto ? requested : auto_path(w, rows);
 }
 
@@ -99,6 +87,19 @@ Path auto_path(const Weight& w, int64_t rows) {
 }
 
 namespace api {
+
+Path requested_path(Path requested) {
+  if (requested != Path::Auto) return requested;
+  static const Path forced = [] {
+    const char* name = std::getenv("GGUFMM_PATH");
+    if (!name || !*name) return Path::Auto;
+    const std::optional<Path> path = path_from_name(name);
+    if (!path) bad_usage(fmt::format("GGUFMM_PATH={} names no path", name));
+    return *path;
+  }();
+  return forced;
+}
+
 
 std::string label(const Weight& w) { return w.name.empty() ? std::string("weight") : fmt::format("tensor {}", w.name); }
 

@@ -1,11 +1,15 @@
-// What a device backend offers the API (device.cpp): memory, and the kernels enqueued on the device's queue.
-// Buffers are named by handles (a cl_mem, a device pointer), so that an engine's own memory goes where ours does.
+// What a device backend offers: memory, and kernels of the device program launched on the device's queue. What the
+// kernels compute, and in which order they run, is the backends' common code (product.hpp). Buffers are named by
+// handles (a cl_mem, a device pointer), so that an engine's own memory goes where ours does.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
+#include <string>
+#include <type_traits>
 #include <vector>
 
 #include "ggufmm/device.hpp"
@@ -21,21 +25,20 @@ class Buffer {
   virtual void* handle() const = 0;
 };
 
-// A gemv-family call: `out_rows` output rows of m, in sets of `rows` (kernels/args.h says how sets pick their
-// matrix and activation rows). Handles are device memory: x (f32, act_rows x k), ids (int32, one per set; null for
-// a matmul), residual (null: none), y.
-struct GemvCall {
-  const Weight& w;
-  const Buffer& blocks;
-  const void* x;
-  int64_t act_rows;
-  int rows;
-  int64_t out_rows;
-  int64_t slots = 1;
-  int64_t act_slots = 1;
-  const void* ids = nullptr;
-  const void* residual = nullptr;
-  void* y = nullptr;
+// Every kernel runs in work-groups of this many work-items (GM_GROUP in kernels/portable.h).
+inline constexpr int kGroupSize = 64;
+
+// A launch: work-groups in dimensions 0 and 1.
+struct Grid {
+  int64_t x;
+  int64_t y = 1;
+};
+
+// A kernel argument: device memory (`value` is the handle itself) or a value of `size` bytes at `value`.
+struct Arg {
+  const void* value;
+  size_t size;
+  bool memory;
 };
 
 class Backend {
@@ -43,27 +46,43 @@ class Backend {
   virtual ~Backend() = default;
   // Throw Error(BadInput) when the device cannot hold `bytes` bytes.
   virtual std::shared_ptr<Buffer> allocate(size_t bytes) = 0;
+  // A call's scratch: released as soon as the last kernel using it has been enqueued, freed by the device once
+  // that kernel has run, so that a call returns without waiting.
+  virtual std::shared_ptr<Buffer> scratch(size_t bytes) = 0;
   // Host to device and back, waiting for the copy (and for what the queue held before it).
   virtual void write(const Buffer& to, const void* from) = 0;
   virtual void read(const Buffer& from, void* to) = 0;
-
-  // Enqueued on the device's queue; they return before the kernels finish.
-  // The values of `blocks`, a weight of `type` of `values` values, into `out` (f32).
-  virtual void dequantize(Type type, const Buffer& blocks, int64_t values, void* out) = 0;
-  // The activation quantization the int8 kernels run first: `values` values (a multiple of 32) into codes, a scale
-  // per 32 and the scaled sums per 16.
-  virtual void quantize_activations(const void* x, int64_t values, void* q, void* d, void* sum16) = 0;
-  // y = x * W^T (+ residual): the activations quantized (int8 formats), the gemv kernel, the exact recomputation of
-  // the outputs it may have classified wrongly.
-  virtual void gemv(const GemvCall& call) = 0;
-
-  // Seconds to read `bytes` bytes of device memory once, streaming (the best of a few runs).
-  virtual double read_seconds(size_t bytes) = 0;
+  // Device to device, enqueued.
+  virtual void copy(const void* from, void* to, size_t bytes) = 0;
+  // Enqueues kernel `name` of the device program; returns before it runs.
+  virtual void launch(const std::string& name, Grid grid, std::span<const Arg> args) = 0;
+  // Waits for everything enqueued.
+  virtual void finish() = 0;
+  // Local (shared) memory a work-group may use, in bytes.
+  virtual size_t local_memory() const = 0;
 
   std::shared_ptr<Buffer> upload(const void* data, size_t bytes) {
     auto buffer = allocate(bytes);
     write(*buffer, data);
     return buffer;
+  }
+
+  // launch() with the arguments as they are: pointers are device memory handles, anything else a value.
+  template <class... Args>
+  void run(const std::string& name, Grid grid, const Args&... args) {
+    const Arg list[] = {as_arg(args)...};
+    launch(name, grid, list);
+  }
+
+ private:
+  template <class T>
+  static Arg as_arg(const T& value) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    if constexpr (std::is_pointer_v<T>) {
+      return {static_cast<const void*>(value), sizeof(void*), true};
+    } else {
+      return {&value, sizeof(T), false};
+    }
   }
 };
 

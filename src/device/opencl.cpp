@@ -1,27 +1,26 @@
 // The OpenCL backend. The driver is loaded at run time (libOpenCL.so.1, the ICD loader), so that the library loads
 // and runs on the CPU where there is none. The device program is the embedded kernel source (kernels/program.h),
-// compiled at first use per device; its binary is cached on disk, keyed by the source, the options, the device
-// and the driver.
+// compiled per device and per format at the format's first use; each binary is cached on disk, keyed by the
+// source, the options, the device and the driver.
 #define CL_TARGET_OPENCL_VERSION 120
 #define CL_USE_DEPRECATED_OPENCL_1_2_APIS
 #include <CL/cl.h>
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <chrono>
-#include <initializer_list>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <mutex>
+#include <span>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
 #include "device/backend.hpp"
 #include "device/driver.hpp"
-#include "device/kernels/args.h"
 #include "format/registry.hpp"
 #include "runtime/atomic_file.hpp"
 #include "runtime/fnv.hpp"
@@ -124,11 +123,12 @@ class ClBackend final : public Backend {
     // allows far more than a GPU: the limits are the device's, not what a launch happens to get away with).
     const auto group_limit = device_value<size_t>(device_, CL_DEVICE_MAX_WORK_GROUP_SIZE);
     const auto local_bytes = device_value<cl_ulong>(device_, CL_DEVICE_LOCAL_MEM_SIZE);
-    if (group_limit < kGroup || local_bytes < kLocalBytes) {
+    if (group_limit < kGroupSize || local_bytes < kLocalBytes) {
       throw Error(Error::Kind::BadInput,
                   fmt::format("{}: work-groups of at most {} work-items and {} bytes of local memory; the kernels "
-                              "need {} and {}", who(), group_limit, local_bytes, kGroup, kLocalBytes));
+                              "need {} and {}", who(), group_limit, local_bytes, kGroupSize, kLocalBytes));
     }
+    local_bytes_ = local_bytes;
     // Doubles for the exact recomputation where the device has them; division correctly rounded, as the
     // activation scales must be the CPU's bit for bit.
     options_ = "-cl-std=CL1.2";
@@ -156,7 +156,7 @@ class ClBackend final : public Backend {
   }
   ~ClBackend() override {
     for (auto& [name, kernel] : kernels_) api()->clReleaseKernel(kernel);
-    if (program_) api()->clReleaseProgram(program_);
+    for (auto& [define, program] : programs_) api()->clReleaseProgram(program);
     api()->clReleaseCommandQueue(queue_);
     api()->clReleaseContext(context_);
   }
@@ -185,119 +185,75 @@ class ClBackend final : public Backend {
           who(), "clEnqueueReadBuffer");
   }
 
-  void dequantize(Type type, const Buffer& blocks, int64_t values, void* out) override {
-    const TypeInfo& t = *type_info(type);
-    // Quantized formats: a work-item per 16 values; floats: per value.
-    const cl_long items = quantized(type) ? values / 16 : values;
+  std::shared_ptr<Buffer> scratch(size_t bytes) override { return allocate(bytes); }  // released when unused
+  void copy(const void* from, void* to, size_t bytes) override {
     std::lock_guard lock(mutex_);
-    run(fmt::format("dequantize_{}", t.name), {static_cast<size_t>(items)}, mem(blocks.handle()), mem(out), items,
-        cl_int{t.block_bytes}, cl_int{t.block_size / 16});
+    check(api()->clEnqueueCopyBuffer(queue_, mem(from), mem(to), 0, 0, bytes, 0, nullptr, nullptr), who(),
+          "clEnqueueCopyBuffer");
   }
-
-  void quantize_activations(const void* x, int64_t values, void* q, void* d, void* sum16) override {
-    const cl_long groups = values / 32;
+  void launch(const std::string& name, Grid grid, std::span<const Arg> args) override {
     std::lock_guard lock(mutex_);
-    run("quantize_act", {static_cast<size_t>(groups)}, mem(x), groups, mem(q), mem(d), mem(sum16));
-  }
-
-  void gemv(const GemvCall& c) override {
-    const TypeInfo& t = *type_info(c.w.type);
-    const bool int8 = quantized(c.w.type);
-    const size_t values = static_cast<size_t>(c.act_rows * c.w.k);
-    // Scratch for the quantized activations: released here, freed by OpenCL once the kernels using it are done.
-    // The float formats read x as it is.
-    const auto xq = allocate(int8 ? values : 1), xd = allocate(int8 ? values / 32 * sizeof(float) : 1),
-               xsum = allocate(int8 ? values / 16 * sizeof(float) : 1);
-    const int64_t sets = (c.out_rows + c.rows - 1) / c.rows;
-    const kernels::gm_gemv_args a{.k = c.w.k, .m = c.w.m, .row_bytes = static_cast<int64_t>(c.w.row_bytes()),
-                                  .expert_bytes = c.ids ? static_cast<int64_t>(c.w.expert_bytes()) : 0,
-                                  .experts = c.w.experts, .slots = c.slots, .act_slots = c.act_slots,
-                                  .rows = c.rows, .out_rows = c.out_rows, .block_bytes = t.block_bytes,
-                                  .subs_per_block = int8 ? t.block_size / 16 : 1,
-                                  .has_residual = c.residual != nullptr};
-    // Unread buffers (ids of a matmul, a missing residual) stand in as y: a kernel argument may not be null.
-    const cl_mem w = mem(c.blocks.handle()), x = mem(c.x), y = mem(c.y), ids = c.ids ? mem(c.ids) : y;
-    // The exact recomputation reads the residual after y is written: a residual that is y is read from a copy.
-    const size_t out_bytes = static_cast<size_t>(c.out_rows * c.w.m) * sizeof(float);
-    const auto residual_copy = c.residual == c.y ? allocate(out_bytes) : nullptr;
-    const cl_mem residual = residual_copy ? mem(residual_copy->handle()) : c.residual ? mem(c.residual) : y;
-    std::lock_guard lock(mutex_);
-    if (residual_copy) {
-      check(api()->clEnqueueCopyBuffer(queue_, y, residual, 0, 0, out_bytes, 0, nullptr, nullptr), who(),
-            "clEnqueueCopyBuffer");
-    }
-    if (int8) {
-      const cl_long groups = static_cast<cl_long>(values / 32);
-      run("quantize_act", {static_cast<size_t>(groups)}, x, groups, mem(xq->handle()), mem(xd->handle()),
-          mem(xsum->handle()));
-    }
-    run(fmt::format("gemv_{}", t.name), {static_cast<size_t>(c.w.m) * kGroup, static_cast<size_t>(sets)}, w, ids, x,
-        mem(xq->handle()), mem(xd->handle()), mem(xsum->handle()), residual, y, a);
-    run(fmt::format("exact_{}", t.name), {static_cast<size_t>(c.out_rows * c.w.m)}, w, ids, x, residual, y, a);
-  }
-
-  double read_seconds(size_t bytes) override {
-    const std::vector<uint8_t> pattern(bytes, 0x5a);
-    const auto words = upload(pattern.data(), bytes), sink = allocate(sizeof(cl_uint));
-    double best = 0;
-    std::lock_guard lock(mutex_);
-    for (int repeat = 0; repeat < 5; ++repeat) {
-      const auto start = std::chrono::steady_clock::now();
-      run("read_bandwidth", {kStreamItems}, mem(words->handle()), cl_long(bytes / sizeof(cl_uint)),
-          mem(sink->handle()));
-      check(api()->clFinish(queue_), who(), "clFinish");
-      const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      best = repeat == 0 ? seconds : std::min(best, seconds);
-    }
-    return best;
-  }
-
- private:
-  static constexpr size_t kGroup = 64;             // work-items per group (GM_GEMV_GROUP for the gemv kernels)
-  static constexpr size_t kStreamItems = 1 << 16;  // the read_bandwidth kernel's work-items
-  static constexpr size_t kLocalBytes = 7 * kGroup * sizeof(float);  // the gemv kernels' partial sums
-
-  static bool quantized(Type type) { return format::find(type)->decode != nullptr; }
-
-  std::string who() const { return info_.name + " (" + info_.description + ")"; }
-
-  // Launches kernel `name` (mutex_ held) over `global` work-items in dimension 0 (rounded up to whole groups of
-  // kGroup: the kernels check their bounds) and, where given, `global[1]` groups of one in dimension 1.
-  template <class... Args>
-  void run(const std::string& name, std::initializer_list<size_t> global, const Args&... args) {
     const cl_kernel kernel = kernel_locked(name);
-    cl_uint index = 0;
-    (check(api()->clSetKernelArg(kernel, index++, sizeof(Args), &args), who(), "clSetKernelArg"), ...);
-    const size_t items[2] = {(*global.begin() + kGroup - 1) / kGroup * kGroup,
-                             global.size() > 1 ? global.end()[-1] : 1};
-    const size_t local[2] = {kGroup, 1};
+    for (cl_uint i = 0; i < args.size(); ++i) {
+      const cl_mem m = args[i].memory ? mem(args[i].value) : nullptr;
+      const cl_int status = args[i].memory ? api()->clSetKernelArg(kernel, i, sizeof m, &m)
+                                           : api()->clSetKernelArg(kernel, i, args[i].size, args[i].value);
+      check(status, who(), "clSetKernelArg");
+    }
+    const size_t items[2] = {static_cast<size_t>(grid.x) * kGroupSize, static_cast<size_t>(grid.y)};
+    const size_t local[2] = {kGroupSize, 1};
     check(api()->clEnqueueNDRangeKernel(queue_, kernel, 2, nullptr, items, local, 0, nullptr, nullptr), who(),
           ("launching " + name).c_str());
   }
+  void finish() override { check(api()->clFinish(queue_), who(), "clFinish"); }
+  size_t local_memory() const override { return local_bytes_; }
+
+ private:
+  static constexpr size_t kLocalBytes = 7 * kGroupSize * sizeof(float);  // the gemv kernels' partial sums
+
+  std::string who() const { return info_.name + " (" + info_.description + ")"; }
 
   cl_kernel kernel_locked(const std::string& name) {
     if (const auto it = kernels_.find(name); it != kernels_.end()) return it->second;
-    if (!program_) program_ = build_program();
+    const std::string define = program_define(name);
+    auto program = programs_.find(define);
+    if (program == programs_.end()) program = programs_.emplace(define, build_program(options_ + " " + define)).first;
     cl_int status = CL_SUCCESS;
-    const cl_kernel kernel = api()->clCreateKernel(program_, name.c_str(), &status);
+    const cl_kernel kernel = api()->clCreateKernel(program->second, name.c_str(), &status);
     check(status, who(), ("clCreateKernel " + name).c_str());
     size_t group_limit = 0;
     api()->clGetKernelWorkGroupInfo(kernel, device_, CL_KERNEL_WORK_GROUP_SIZE, sizeof group_limit, &group_limit,
                                     nullptr);
-    if (group_limit < kGroup) {
+    if (group_limit < kGroupSize) {
       api()->clReleaseKernel(kernel);
       throw Error(Error::Kind::BadInput, fmt::format("{}: kernel {} runs at most {} work-items per group, not {}",
-                                                     who(), name, group_limit, kGroup));
+                                                     who(), name, group_limit, kGroupSize));
     }
     kernels_.emplace(name, kernel);
     return kernel;
   }
 
+  // The program holding a kernel, as the option that selects its format (kernels/program.h): the kernels of a
+  // format are named <kernel>_<format>.
+  static std::string program_define(std::string_view kernel) {
+    const format::Format* format = nullptr;
+    for (const format::Format& f : format::all()) {
+      const std::string_view name = f.info.name;
+      if (f.dequantize && kernel.size() > name.size() && kernel.ends_with(name) &&
+          kernel[kernel.size() - name.size() - 1] == '_' &&
+          (!format || name.size() > std::string_view(format->info.name).size())) {
+        format = &f;
+      }
+    }
+    if (!format) return "-DGM_ONLY_NONE";
+    return fmt::format("-DGM_ONLY_{}={}", format->decode ? "QUANT" : "FLOAT", format->info.name);
+  }
+
   // From the disk cache when an entry matches, else from source (and then cached).
-  cl_program build_program() {
-    const char* options = options_.c_str();
+  cl_program build_program(const std::string& build_options) {
+    const char* options = build_options.c_str();
     const std::string key = fmt::format(
-        "{:016x}", runtime::fnv1a(info_.description, runtime::fnv1a(options_, program_hash())));
+        "{:016x}", runtime::fnv1a(info_.description, runtime::fnv1a(build_options, program_hash())));
     const std::filesystem::path dir = cache_dir(), file = dir.empty() ? dir : dir / ("opencl-" + key + ".bin");
     cl_int status = CL_SUCCESS;
     if (!file.empty()) {
@@ -353,11 +309,12 @@ class ClBackend final : public Backend {
 
   cl_device_id device_;
   DeviceInfo info_;
-  std::string options_;  // the program's build options
+  std::string options_;  // the programs' build options (each adds its format's)
   cl_context context_ = nullptr;
   cl_command_queue queue_ = nullptr;
-  std::mutex mutex_;  // the program, the kernels (their arguments) and the queue's launches
-  cl_program program_ = nullptr;
+  size_t local_bytes_ = 0;
+  std::mutex mutex_;  // the programs, the kernels (their arguments) and the queue's launches
+  std::unordered_map<std::string, cl_program> programs_;  // by the option selecting their format
   std::unordered_map<std::string, cl_kernel> kernels_;
 };
 

@@ -5,18 +5,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <chrono>
 #include <mutex>
 #include <string>
-#include <tuple>
-#include <type_traits>
+#include <span>
 #include <unordered_map>
 #include <vector>
 
 #include "device/backend.hpp"
 #include "device/driver.hpp"
-#include "device/kernels/args.h"
-#include "format/registry.hpp"
 
 // The fatbin (fatbin.cpp.in, as the build generates it).
 extern const unsigned char ggufmm_cuda_fatbin[];
@@ -90,25 +86,27 @@ CUdeviceptr pointer(const void* handle) { return reinterpret_cast<CUdeviceptr>(h
 
 // A call's scratch, allocated and freed in the order of its stream: freeing it does not wait for the kernels that
 // use it, so that the call returns before they finish.
-class Scratch {
+class Scratch final : public Buffer {
  public:
   Scratch(CUcontext context, CUstream stream, size_t bytes, const std::string& who)
-      : context_(context), stream_(stream) {
+      : context_(context), stream_(stream), bytes_(bytes) {
     const Current current(context_);
     check(api()->cuMemAllocAsync(&pointer_, std::max<size_t>(bytes, 1), stream_), who,
           fmt::format("allocating {} bytes", bytes));
   }
-  ~Scratch() {
+  ~Scratch() override {
     const Current current(context_);
     api()->cuMemFreeAsync(pointer_, stream_);
   }
   Scratch(const Scratch&) = delete;
   Scratch& operator=(const Scratch&) = delete;
-  void* handle() const { return reinterpret_cast<void*>(pointer_); }
+  size_t bytes() const override { return bytes_; }
+  void* handle() const override { return reinterpret_cast<void*>(pointer_); }
 
  private:
   CUcontext context_;
   CUstream stream_;
+  size_t bytes_;
   CUdeviceptr pointer_ = 0;
 };
 
@@ -128,6 +126,10 @@ class CuBackend final : public Backend {
     }
     const Current current(context_);
     check(api()->cuModuleLoadData(&module_, ggufmm_cuda_fatbin), who(), "loading the kernels (cuModuleLoadData)");
+    int shared = 0;
+    check(api()->cuDeviceGetAttribute(&shared, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK, device_), who(),
+          "cuDeviceGetAttribute");
+    local_bytes_ = static_cast<size_t>(shared);
   }
   ~CuBackend() override {
     {
@@ -161,105 +163,45 @@ class CuBackend final : public Backend {
     check(api()->cuStreamSynchronize(stream_), who(), "cuStreamSynchronize");
   }
 
-  void dequantize(Type type, const Buffer& blocks, int64_t values, void* out) override {
-    const TypeInfo& t = *type_info(type);
-    const gm_i64 items = quantized(type) ? values / 16 : values;
-    const int block_bytes = t.block_bytes, subs = t.block_size / 16;
-    launch(fmt::format("dequantize_{}", t.name), items, 1, blocks.handle(), out, items, block_bytes, subs);
+  std::shared_ptr<Buffer> scratch(size_t bytes) override {
+    return std::make_shared<Scratch>(context_, stream_, bytes, who());
   }
 
-  void quantize_activations(const void* x, int64_t values, void* q, void* d, void* sum16) override {
-    const gm_i64 groups = values / 32;
-    launch("quantize_act", groups, 1, x, groups, q, d, sum16);
+  void copy(const void* from, void* to, size_t bytes) override {
+    const Current current(context_);
+    check(api()->cuMemcpyDtoDAsync_v2(pointer(to), pointer(from), bytes, stream_), who(), "cuMemcpyDtoDAsync");
   }
 
-  void gemv(const GemvCall& c) override {
-    const TypeInfo& t = *type_info(c.w.type);
-    const bool int8 = quantized(c.w.type);
-    const size_t values = static_cast<size_t>(c.act_rows * c.w.k);
-    // Scratch for the quantized activations (the float formats read x as it is).
-    const Scratch xq(context_, stream_, int8 ? values : 1, who()),
-        xd(context_, stream_, int8 ? values / 32 * sizeof(float) : 1, who()),
-        xsum(context_, stream_, int8 ? values / 16 * sizeof(float) : 1, who());
-    const int64_t sets = (c.out_rows + c.rows - 1) / c.rows;
-    if (sets > kMaxGridY) {
-      throw Error(Error::Kind::BadUsage, fmt::format("{}: {} sets of rows in one call; at most {}", who(), sets,
-                                                     kMaxGridY));
+  // Device memory is passed as its pointer, values as they are.
+  void launch(const std::string& name, Grid grid, std::span<const Arg> args) override {
+    if (grid.y > kMaxGridY) {
+      throw Error(Error::Kind::BadUsage, fmt::format("{}: {} work-groups in the second dimension of one launch; at "
+                                                     "most {}", who(), grid.y, kMaxGridY));
     }
-    const kernels::gm_gemv_args a{.k = c.w.k, .m = c.w.m, .row_bytes = static_cast<int64_t>(c.w.row_bytes()),
-                                  .expert_bytes = c.ids ? static_cast<int64_t>(c.w.expert_bytes()) : 0,
-                                  .experts = c.w.experts, .slots = c.slots, .act_slots = c.act_slots,
-                                  .rows = c.rows, .out_rows = c.out_rows, .block_bytes = t.block_bytes,
-                                  .subs_per_block = int8 ? t.block_size / 16 : 1,
-                                  .has_residual = c.residual != nullptr};
-    const void* ids = c.ids ? c.ids : c.y;
-    // The exact recomputation reads the residual after y is written: a residual that is y is read from a copy.
-    const size_t out_bytes = static_cast<size_t>(c.out_rows * c.w.m) * sizeof(float);
-    const Scratch residual_copy(context_, stream_, c.residual == c.y ? out_bytes : 1, who());
-    if (c.residual == c.y) {
-      const Current current(context_);
-      check(api()->cuMemcpyDtoDAsync_v2(pointer(residual_copy.handle()), pointer(c.y), out_bytes, stream_), who(),
-            "cuMemcpyDtoDAsync");
-    }
-    const void* residual = c.residual == c.y ? residual_copy.handle() : c.residual ? c.residual : c.y;
-    if (int8) {
-      const gm_i64 groups = static_cast<gm_i64>(values / 32);
-      launch("quantize_act", groups, 1, c.x, groups, xq.handle(), xd.handle(), xsum.handle());
-    }
-    launch(fmt::format("gemv_{}", t.name), c.w.m * kGroup, sets, c.blocks.handle(), ids, c.x, xq.handle(),
-           xd.handle(), xsum.handle(), residual, c.y, a);
-    launch(fmt::format("exact_{}", t.name), c.out_rows * c.w.m, 1, c.blocks.handle(), ids, c.x, residual, c.y, a);
-  }
-
-  double read_seconds(size_t bytes) override {
-    const std::vector<uint8_t> pattern(bytes, 0x5a);
-    const auto words = upload(pattern.data(), bytes), sink = allocate(sizeof(uint32_t));
-    double best = 0;
-    for (int repeat = 0; repeat < 5; ++repeat) {
-      const auto start = std::chrono::steady_clock::now();
-      launch("read_bandwidth", kStreamItems, 1, words->handle(), gm_i64(bytes / sizeof(uint32_t)), sink->handle());
-      const Current current(context_);
-      check(api()->cuStreamSynchronize(stream_), who(), "cuStreamSynchronize");
-      const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      best = repeat == 0 ? seconds : std::min(best, seconds);
-    }
-    return best;
-  }
-
- private:
-  using gm_i64 = kernels::gm_i64;
-  static constexpr int kGroup = 64;             // threads per block (GM_GEMV_GROUP for the gemv kernels)
-  static constexpr gm_i64 kStreamItems = 1 << 16;  // the read_bandwidth kernel's threads
-  static constexpr int64_t kMaxGridY = 65535;    // CUDA's limit on a grid's second dimension
-
-  static bool quantized(Type type) { return format::find(type)->decode != nullptr; }
-
-  std::string who() const { return info_.name + " (" + info_.description + ")"; }
-
-  // `items` threads in dimension 0 (whole blocks of kGroup: the kernels check their bounds), `groups_y` blocks of
-  // one in dimension 1. Device buffers are passed as pointers (handles), everything else by value.
-  template <class... Args>
-  void launch(const std::string& name, int64_t items, int64_t groups_y, const Args&... args) {
     const Current current(context_);
     const CUfunction f = function(name);
-    const auto as_argument = [](const auto& arg) {
-      using T = std::decay_t<decltype(arg)>;
-      if constexpr (std::is_pointer_v<T>) {
-        return reinterpret_cast<CUdeviceptr>(arg);
-      } else {
-        return arg;
-      }
-    };
-    auto values = std::make_tuple(as_argument(args)...);
-    std::apply(
-        [&](auto&... v) {
-          void* params[] = {static_cast<void*>(&v)...};
-          check(api()->cuLaunchKernel(f, static_cast<unsigned>((items + kGroup - 1) / kGroup),
-                                      static_cast<unsigned>(groups_y), 1, kGroup, 1, 1, 0, stream_, params, nullptr),
-                who(), "launching " + name);
-        },
-        values);
+    std::vector<CUdeviceptr> pointers(args.size());
+    std::vector<void*> params(args.size());
+    for (size_t i = 0; i < args.size(); ++i) {
+      pointers[i] = args[i].memory ? pointer(args[i].value) : 0;
+      params[i] = args[i].memory ? static_cast<void*>(&pointers[i]) : const_cast<void*>(args[i].value);
+    }
+    check(api()->cuLaunchKernel(f, static_cast<unsigned>(grid.x), static_cast<unsigned>(grid.y), 1, kGroupSize, 1,
+                                1, 0, stream_, params.data(), nullptr),
+          who(), "launching " + name);
   }
+
+  void finish() override {
+    const Current current(context_);
+    check(api()->cuStreamSynchronize(stream_), who(), "cuStreamSynchronize");
+  }
+
+  size_t local_memory() const override { return local_bytes_; }
+
+ private:
+  static constexpr int64_t kMaxGridY = 65535;  // CUDA's limit on a grid's second dimension
+
+  std::string who() const { return info_.name + " (" + info_.description + ")"; }
 
   CUfunction function(const std::string& name) {
     std::lock_guard lock(mutex_);
@@ -277,6 +219,7 @@ class CuBackend final : public Backend {
   CUstream stream_ = nullptr;
   bool own_stream_ = false;
   CUmodule module_ = nullptr;
+  size_t local_bytes_ = 0;  // static shared memory per block
   std::mutex mutex_;  // the function table
   std::unordered_map<std::string, CUfunction> functions_;
 };

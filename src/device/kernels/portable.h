@@ -4,8 +4,10 @@
  *
  * Kernel code uses only: the gm_ integer types below; GM_GLOBAL / GM_LOCAL pointers (GM_SHARED declares a
  * work-group's array); GM_FN functions; GM_KERNEL entry points with GM_GLOBAL_ID, GM_LOCAL_ID, GM_GROUP_ID,
- * GM_LOCAL_SIZE, GM_NUM_GROUPS (dimensions 0 and 1); GM_BARRIER; GM_TABLE for constant lookup tables; gm_half_at
- * for binary16 loads; gm_as_float for bit casts; the math functions fabs, isnan, isfinite and rint on floats.
+ * GM_LOCAL_SIZE, GM_NUM_GROUPS (dimensions 0 and 1); GM_BARRIER (for local memory) and GM_BARRIER_GLOBAL (for
+ * global memory too, within a work-group); GM_ATOMIC_INC on a global int (returning its old value); GM_TABLE for
+ * constant lookup tables; gm_half_at for binary16 loads; gm_as_float for bit casts; the math functions fabs,
+ * isnan, isfinite and rint on floats.
  * Code between GM_BEGIN and GM_END is what the host compiles (into namespace ggufmm::device::kernels). No structs
  * over block memory (layouts are read byte by byte, so no alignment or padding differs between compilers), no
  * recursion, no dynamic allocation. Capability macros select a device's fast paths over the portable code:
@@ -39,6 +41,8 @@ typedef long gm_i64;
 #define GM_LOCAL_SIZE(d) ((int)get_local_size(d))
 #define GM_NUM_GROUPS(d) ((gm_i64)get_num_groups(d))
 #define GM_BARRIER() barrier(CLK_LOCAL_MEM_FENCE)
+#define GM_BARRIER_GLOBAL() barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE)
+#define GM_ATOMIC_INC(p) atomic_inc(p)
 #define GM_BEGIN
 #define GM_END
 #define gm_as_float(bits) as_float(bits)
@@ -68,6 +72,8 @@ typedef int64_t gm_i64;
 #define GM_LOCAL_SIZE(d) ((int)GM_DIM(blockDim, d))
 #define GM_NUM_GROUPS(d) ((gm_i64)GM_DIM(gridDim, d))
 #define GM_BARRIER() __syncthreads()
+#define GM_BARRIER_GLOBAL() __syncthreads()
+#define GM_ATOMIC_INC(p) atomicAdd((p), 1)
 /* The fast paths the portable code takes where the device has them: warp shuffles, and the 4-byte dot product. */
 #define GM_HAS_WARP_SHUFFLE 1
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 610

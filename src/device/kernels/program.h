@@ -6,6 +6,24 @@
 #include "device/kernels/args.h"
 #include "device/kernels/decode.h"
 
+/* The formats whose kernels a compilation holds: every one (CUDA), or the one GM_ONLY_QUANT or GM_ONLY_FLOAT names,
+ * or none (GM_ONLY_NONE: the kernels of no format). OpenCL builds a program per format at its first use, so that a
+ * device compiles only the formats it multiplies. */
+#define GM_APPLY(X, name) X(name)
+#if defined(GM_ONLY_QUANT)
+#define GM_PROGRAM_QUANT(X) GM_APPLY(X, GM_ONLY_QUANT)
+#define GM_PROGRAM_FLOAT(X)
+#elif defined(GM_ONLY_FLOAT)
+#define GM_PROGRAM_QUANT(X)
+#define GM_PROGRAM_FLOAT(X) GM_APPLY(X, GM_ONLY_FLOAT)
+#elif defined(GM_ONLY_NONE)
+#define GM_PROGRAM_QUANT(X)
+#define GM_PROGRAM_FLOAT(X)
+#else
+#define GM_PROGRAM_QUANT(X) GM_QUANT_FORMATS(X)
+#define GM_PROGRAM_FLOAT(X) GM_FLOAT_FORMATS(X)
+#endif
+
 /* Dequantization: one work-item per 16 values (a sub-block), `subs` of them; the blocks are `block_bytes` apart
  * and hold `subs_per_block` sub-blocks. Each value is scale * q - offset, rounded twice as ggml rounds it. */
 #define GM_DEQUANTIZE_KERNEL(name)                                                                          \
@@ -16,7 +34,7 @@
     const gm_sub s = gm_decode_##name(blocks + (i / subs_per_block) * block_bytes, (int)(i % subs_per_block)); \
     for (int j = 0; j < 16; ++j) out[i * 16 + j] = s.scale * (float)s.q[j] - s.offset;                      \
   }
-GM_QUANT_FORMATS(GM_DEQUANTIZE_KERNEL)
+GM_PROGRAM_QUANT(GM_DEQUANTIZE_KERNEL)
 
 /* The float formats, one work-item per value (their kernels take the arguments of the quantized formats'). */
 #define GM_DEQUANTIZE_FLOAT_KERNEL(name)                                                                    \
@@ -27,7 +45,7 @@ GM_QUANT_FORMATS(GM_DEQUANTIZE_KERNEL)
     (void)unused_subs;                                                                                       \
     if (i < n) out[i] = gm_value_##name(values, i);                                                          \
   }
-GM_FLOAT_FORMATS(GM_DEQUANTIZE_FLOAT_KERNEL)
+GM_PROGRAM_FLOAT(GM_DEQUANTIZE_FLOAT_KERNEL)
 
 /* Activation quantization, as the CPU's (kernels/act_scale.hpp, kernels/scalar/quantize_act.cpp) bit for bit:
  * one work-item per group of 32 values, int8 codes rint(x * 127 / amax) with the scale amax / 127, and the sums
@@ -64,6 +82,11 @@ GM_KERNEL void quantize_act(const GM_GLOBAL float* x, gm_i64 groups, GM_GLOBAL g
  * (matrix 0; set j reads activation rows from j * rows); mul_mat_id has a set per token and slot, one row each, its
  * matrix the slot's expert and its activation row the token's (act_slots 1) or the slot's own. An id that names no
  * expert makes its outputs NaN. */
+/* The first activation row of output row (or set) `out`: the token's shared row, or the slot's own. */
+GM_FN gm_i64 gm_act_row(gm_i64 out, const gm_gemv_args* a) {
+  return (out / a->slots) * a->act_slots + (a->act_slots == 1 ? 0 : out % a->slots);
+}
+
 typedef struct {
   gm_i64 matrix_offset; /* bytes */
   gm_i64 act_row;       /* the set's first activation row */
@@ -76,7 +99,7 @@ GM_FN gm_set gm_set_of(gm_i64 set, const GM_GLOBAL gm_i32* ids, const gm_gemv_ar
   const gm_i64 id = a->expert_bytes ? (gm_i64)ids[set] : 0;
   s.valid = id >= 0 && id < a->experts;
   s.matrix_offset = s.valid ? id * a->expert_bytes : 0;
-  s.act_row = (set / a->slots) * a->act_slots + (a->act_slots == 1 ? 0 : set % a->slots);
+  s.act_row = gm_act_row(set, a);
   s.rows = (int)(a->out_rows - set * a->rows < a->rows ? a->out_rows - set * a->rows : a->rows);
   return s;
 }
@@ -86,6 +109,20 @@ GM_FN int gm_dot16(const gm_i8* w, const GM_GLOBAL gm_i8* x) {
 #if defined(GM_HAS_DP4A)
   int wi[4], xi[4];
   memcpy(wi, w, 16);
+  memcpy(xi, (const void*)x, 16);
+  return __dp4a(wi[3], xi[3], __dp4a(wi[2], xi[2], __dp4a(wi[1], xi[1], __dp4a(wi[0], xi[0], 0))));
+#else
+  int sum = 0;
+  for (int j = 0; j < 16; ++j) sum += w[j] * x[j];
+  return sum;
+#endif
+}
+
+/* The same between two work-group arrays. */
+GM_FN int gm_dot16_local(const GM_LOCAL gm_i8* w, const GM_LOCAL gm_i8* x) {
+#if defined(GM_HAS_DP4A)
+  int wi[4], xi[4];
+  memcpy(wi, (const void*)w, 16);
   memcpy(xi, (const void*)x, 16);
   return __dp4a(wi[3], xi[3], __dp4a(wi[2], xi[2], __dp4a(wi[1], xi[1], __dp4a(wi[0], xi[0], 0))));
 #else
@@ -175,8 +212,168 @@ GM_FN void gm_gemv_store(GM_LOCAL float* partial, float* acc, gm_i64 set, gm_set
   }
 #define GM_GEMV_QUANT_KERNEL(name) GM_GEMV_KERNEL(name, GM_GEMV_SUM_QUANT)
 #define GM_GEMV_FLOAT_KERNEL(name) GM_GEMV_KERNEL(name, GM_GEMV_SUM_FLOAT)
-GM_QUANT_FORMATS(GM_GEMV_QUANT_KERNEL)
-GM_FLOAT_FORMATS(GM_GEMV_FLOAT_KERNEL)
+GM_PROGRAM_QUANT(GM_GEMV_QUANT_KERNEL)
+GM_PROGRAM_FLOAT(GM_GEMV_FLOAT_KERNEL)
+
+/* Prefill: a work-group computes a tile of GM_TILE_M weight rows by TN activation rows (TN 16, 32 or 64, chosen by
+ * the row count). Each 32-value step, its work-items decode the tile's weight sub-blocks once into local memory
+ * (the same integers, scales and offsets as gemv's) beside the step's quantized activation rows, then every
+ * work-item multiplies its TN / 8 weight rows by 8 activation rows from there, in exact integers per 16 values
+ * scaled as gemv scales them. Two buffers: the next step is decoded while this one is multiplied, one barrier
+ * apart. A matmul's tiles are its rows in order; mul_mat_id's are an expert's rows as route_experts listed them
+ * (tiles: expert, first, count triples, count 0 past the last; order: output rows). Work-items whose activation
+ * rows the tile did not get skip the arithmetic, and a tile of no rows returns at once. */
+#define GM_TILE_M 64
+typedef struct {
+  gm_i64 expert;
+  gm_i64 first;
+  int count;
+} gm_tile;
+
+GM_FN gm_tile gm_tile_at(gm_i64 tile, int tile_rows, const GM_GLOBAL gm_i32* tiles, const gm_gemv_args* a) {
+  gm_tile t;
+  if (a->expert_bytes) {
+    t.expert = tiles[3 * tile];
+    t.first = tiles[3 * tile + 1];
+    t.count = tiles[3 * tile + 2];
+  } else {
+    t.expert = 0;
+    t.first = tile * tile_rows;
+    t.count = (int)(a->out_rows - t.first < tile_rows ? a->out_rows - t.first : tile_rows);
+  }
+  return t;
+}
+
+GM_FN gm_i64 gm_tile_row(gm_tile t, int j, const GM_GLOBAL gm_i32* order, const gm_gemv_args* a) {
+  return a->expert_bytes ? (gm_i64)order[t.first + j] : t.first + j;
+}
+
+/* Step `step`'s weight sub-blocks (a row per work-item) and activation rows into buffer `buf`. */
+#define GM_TILE_LOAD(name, TN, step, buf)                                                                         \
+  {                                                                                                               \
+    const gm_i64 sub0 = (step) * 2, o = m0 + lid;                                                                 \
+    const int at = (buf) * GM_TILE_M + lid;                                                                       \
+    for (int h = 0; h < 2; ++h) {                                                                                 \
+      gm_sub b;                                                                                                   \
+      if (o < a.m) {                                                                                              \
+        const gm_i64 sub = sub0 + h;                                                                              \
+        b = gm_decode_##name(matrix + o * a.row_bytes + (sub / a.subs_per_block) * a.block_bytes,                 \
+                             (int)(sub % a.subs_per_block));                                                      \
+      } else {                                                                                                    \
+        for (int j = 0; j < 16; ++j) b.q[j] = 0;                                                                  \
+        b.scale = 0.0f;                                                                                           \
+        b.offset = 0.0f;                                                                                          \
+      }                                                                                                           \
+      for (int j = 0; j < 16; ++j) wq[at * 32 + h * 16 + j] = b.q[j];                                             \
+      wscale[at * 2 + h] = b.scale;                                                                               \
+      woffset[at * 2 + h] = b.offset;                                                                             \
+    }                                                                                                             \
+    if (lid < t.count) {                                                                                          \
+      const gm_i64 i = arow[lid] * a.k + (step) * 32;                                                             \
+      const int n = (buf) * (TN) + lid;                                                                           \
+      for (int j = 0; j < 32; ++j) aq[n * 32 + j] = xq[i + j];                                                    \
+      ad[n] = xd[i / 32];                                                                                         \
+      asum[n * 2] = xsum[i / 16];                                                                                 \
+      asum[n * 2 + 1] = xsum[i / 16 + 1];                                                                         \
+    }                                                                                                             \
+  }
+
+#define GM_TILED_KERNEL(name, TN)                                                                                 \
+  GM_KERNEL void tiled##TN##_##name(const GM_GLOBAL gm_u8* w, const GM_GLOBAL gm_i32* tiles,                      \
+                                    const GM_GLOBAL gm_i32* order, const GM_GLOBAL gm_i8* xq,                     \
+                                    const GM_GLOBAL float* xd, const GM_GLOBAL float* xsum,                       \
+                                    const GM_GLOBAL float* residual, GM_GLOBAL float* y, gm_gemv_args a) {        \
+    GM_SHARED gm_i8 wq[2 * GM_TILE_M * 32];                                                                       \
+    GM_SHARED float wscale[2 * GM_TILE_M * 2];                                                                    \
+    GM_SHARED float woffset[2 * GM_TILE_M * 2];                                                                   \
+    GM_SHARED gm_i8 aq[2 * (TN) * 32];                                                                            \
+    GM_SHARED float ad[2 * (TN)];                                                                                 \
+    GM_SHARED float asum[2 * (TN) * 2];                                                                           \
+    GM_SHARED gm_i64 arow[TN];                                                                                    \
+    const gm_tile t = gm_tile_at(GM_GROUP_ID(1), TN, tiles, &a);                                                  \
+    if (t.count <= 0) return;                                                                                     \
+    const int lid = GM_LOCAL_ID(0);                                                                               \
+    const gm_i64 m0 = GM_GROUP_ID(0) * GM_TILE_M;                                                                 \
+    const GM_GLOBAL gm_u8* matrix = w + t.expert * a.expert_bytes;                                                \
+    /* This work-item's outputs: weight rows rm + i * (64 / (TN / 8)), activation rows cn to cn + 7. */           \
+    const int across = (TN) / 8, rm = lid / across, cn = (lid % across) * 8;                                      \
+    const int mine = t.count - cn < 8 ? (t.count - cn > 0 ? t.count - cn : 0) : 8;                                \
+    float acc[(TN) / 8][8];                                                                                       \
+    for (int i = 0; i < across; ++i)                                                                              \
+      for (int c = 0; c < 8; ++c) acc[i][c] = 0.0f;                                                               \
+    /* Each work-item gathers the activation row it loads, and reads only that one. */                            \
+    if (lid < (TN)) arow[lid] = lid < t.count ? gm_act_row(gm_tile_row(t, lid, order, &a), &a) : 0;              \
+    const gm_i64 steps = a.k / 32;                                                                                \
+    GM_TILE_LOAD(name, TN, 0, 0)                                                                                  \
+    GM_BARRIER();                                                                                                 \
+    for (gm_i64 step = 0; step < steps; ++step) {                                                                 \
+      if (step + 1 < steps) GM_TILE_LOAD(name, TN, step + 1, (step + 1) & 1)                                      \
+      const int buf = (int)(step & 1);                                                                            \
+      for (int i = 0; i < across; ++i) {                                                                          \
+        const int r = buf * GM_TILE_M + rm + i * (GM_TILE_M / across);                                            \
+        for (int c = 0; c < 8; ++c) {                                                                             \
+          if (c < mine) {                                                                                         \
+            const int n = buf * (TN) + cn + c;                                                                    \
+            for (int h = 0; h < 2; ++h) {                                                                         \
+              const int isum = gm_dot16_local(wq + r * 32 + h * 16, aq + n * 32 + h * 16);                        \
+              acc[i][c] += wscale[r * 2 + h] * ad[n] * (float)isum - woffset[r * 2 + h] * asum[n * 2 + h];        \
+            }                                                                                                     \
+          }                                                                                                       \
+        }                                                                                                         \
+      }                                                                                                           \
+      GM_BARRIER();                                                                                               \
+    }                                                                                                             \
+    for (int i = 0; i < across; ++i) {                                                                            \
+      const gm_i64 o = m0 + rm + i * (GM_TILE_M / across);                                                        \
+      for (int c = 0; c < mine && o < a.m; ++c) {                                                                 \
+        const gm_i64 at = gm_tile_row(t, cn + c, order, &a) * a.m + o;                                            \
+        y[at] = acc[i][c] + (a.has_residual ? residual[at] : 0.0f);                                               \
+      }                                                                                                           \
+    }                                                                                                             \
+  }
+#define GM_TILED_KERNELS(name) GM_TILED_KERNEL(name, 16) GM_TILED_KERNEL(name, 32) GM_TILED_KERNEL(name, 64)
+GM_PROGRAM_QUANT(GM_TILED_KERNELS)
+
+/* mul_mat_id's routing for the tiled kernels, on the device: one work-group counts the rows each expert got
+ * (counts: `experts` ints of scratch), lays the output rows out expert by expert in `order`, and lists each
+ * expert's tiles of up to `tile_rows` rows in `tiles` (max_tiles of them, those past the last with count 0). Rows
+ * routed to an id that names no expert get NaN outputs (m of them each). Within an expert the rows' order is the
+ * atomics', which changes no output: each row's sum is its own. */
+GM_KERNEL void route_experts(const GM_GLOBAL gm_i32* ids, gm_i64 routed, gm_i64 experts, gm_i64 tile_rows,
+                             gm_i64 max_tiles, gm_i64 m, GM_GLOBAL gm_i32* counts, GM_GLOBAL gm_i32* order,
+                             GM_GLOBAL gm_i32* tiles, GM_GLOBAL float* y) {
+  const int lid = GM_LOCAL_ID(0), n = GM_LOCAL_SIZE(0);
+  for (gm_i64 e = lid; e < experts; e += n) counts[e] = 0;
+  GM_BARRIER_GLOBAL();
+  for (gm_i64 i = lid; i < routed; i += n) {
+    const gm_i32 e = ids[i];
+    if (e >= 0 && e < experts) {
+      GM_ATOMIC_INC(counts + e);
+    } else {
+      for (gm_i64 j = 0; j < m; ++j) y[i * m + j] = gm_as_float(0x7fc00000u);
+    }
+  }
+  GM_BARRIER_GLOBAL();
+  if (lid == 0) {
+    gm_i64 start = 0, tile = 0;
+    for (gm_i64 e = 0; e < experts; ++e) {
+      const gm_i64 count = counts[e];
+      for (gm_i64 f = 0; f < count; f += tile_rows, ++tile) {
+        tiles[3 * tile] = (gm_i32)e;
+        tiles[3 * tile + 1] = (gm_i32)(start + f);
+        tiles[3 * tile + 2] = (gm_i32)(count - f < tile_rows ? count - f : tile_rows);
+      }
+      counts[e] = (gm_i32)start; /* from here on, where the expert's next row goes */
+      start += count;
+    }
+    for (; tile < max_tiles; ++tile) tiles[3 * tile + 2] = 0;
+  }
+  GM_BARRIER_GLOBAL();
+  for (gm_i64 i = lid; i < routed; i += n) {
+    const gm_i32 e = ids[i];
+    if (e >= 0 && e < experts) order[GM_ATOMIC_INC(counts + e)] = (gm_i32)i;
+  }
+}
 
 /* Outputs the fast kernels may classify wrongly (NaN, infinite, or within a factor 2 of the f32 range), one
  * work-item each, recomputed as the exact product does: dequantized weights times the f32 activations, summed in
@@ -214,8 +411,8 @@ GM_FN int gm_doubtful(float v) { return !(fabs(v) <= 0x1.fffffep126f); }
   }
 #define GM_EXACT_QUANT_KERNEL(name) GM_EXACT_KERNEL(name, GM_EXACT_SUM_QUANT)
 #define GM_EXACT_FLOAT_KERNEL(name) GM_EXACT_KERNEL(name, GM_EXACT_SUM_FLOAT)
-GM_QUANT_FORMATS(GM_EXACT_QUANT_KERNEL)
-GM_FLOAT_FORMATS(GM_EXACT_FLOAT_KERNEL)
+GM_PROGRAM_QUANT(GM_EXACT_QUANT_KERNEL)
+GM_PROGRAM_FLOAT(GM_EXACT_FLOAT_KERNEL)
 
 /* The device's read bandwidth: every work-item sums a strided run of 16-byte words, as a gemv streams a weight. */
 GM_KERNEL void read_bandwidth(const GM_GLOBAL gm_u32* words, gm_i64 n, GM_GLOBAL gm_u32* sink) {

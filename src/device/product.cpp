@@ -1,0 +1,117 @@
+// The products on a device: the kernels of the device program (kernels/program.h) in the order they run.
+#include "device/product.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <vector>
+
+#include "device/kernels/args.h"
+#include "format/registry.hpp"
+
+namespace ggufmm::device {
+namespace {
+
+bool quantized(Type type) { return format::find(type)->decode != nullptr; }
+
+int64_t groups_for(int64_t items) { return (items + kGroupSize - 1) / kGroupSize; }
+
+constexpr int kSetRows = 7;   // the gemv kernels' most rows per set (GM_MAX_ROWS)
+constexpr int kTileM = 64;    // the tiled kernels' weight rows per tile (GM_TILE_M)
+constexpr int64_t kStreamGroups = 1024;  // the read_bandwidth kernel's work-groups
+
+// The local memory of a tiled kernel of `tn` activation rows: two buffers of the step's decoded weight rows (32
+// codes, 2 scales, 2 offsets each) and activation rows (32 codes, a scale, 2 sums each), and the rows' indices.
+size_t tile_local_bytes(int tn) {
+  const size_t weights = kTileM * (32 + 4 * sizeof(float)), activations = tn * (32 + 3 * sizeof(float));
+  return 2 * (weights + activations) + tn * sizeof(int64_t);
+}
+
+}  // namespace
+
+int tile_rows(const Backend& backend, int64_t rows) {
+  for (int tn = rows <= 16 ? 16 : rows <= 32 ? 32 : 64; tn >= 16; tn /= 2) {
+    if (tile_local_bytes(tn) <= backend.local_memory()) return tn;
+  }
+  return 0;
+}
+
+void product(Backend& b, const ProductCall& c, Kernels kernels) {
+  const TypeInfo& t = *type_info(c.w.type);
+  const bool int8 = quantized(c.w.type), moe = c.ids != nullptr;
+  const bool tiled = kernels == Kernels::Tiled && int8;
+  const int tn = tiled ? tile_rows(b, (c.out_rows + c.w.experts - 1) / c.w.experts) : 0;
+  const size_t values = static_cast<size_t>(c.act_rows * c.w.k);
+  // The quantized activations (the float formats read x as it is).
+  const auto xq = b.scratch(int8 ? values : 1), xd = b.scratch(int8 ? values / 32 * sizeof(float) : 1),
+             xsum = b.scratch(int8 ? values / 16 * sizeof(float) : 1);
+  // A gemv matmul's set j reads activation rows from 7 * j; every other product reads one row per output row.
+  const bool sets = !tn && !moe;
+  const kernels::gm_gemv_args a{.k = c.w.k, .m = c.w.m, .row_bytes = static_cast<int64_t>(c.w.row_bytes()),
+                                .expert_bytes = moe ? static_cast<int64_t>(c.w.expert_bytes()) : 0,
+                                .experts = c.w.experts, .slots = c.slots, .act_slots = sets ? kSetRows : c.act_slots,
+                                .rows = sets ? kSetRows : 1, .out_rows = c.out_rows, .block_bytes = t.block_bytes,
+                                .subs_per_block = int8 ? t.block_size / 16 : 1,
+                                .has_residual = c.residual != nullptr};
+  // The exact recomputation reads the residual after y is written: a residual that is y is read from a copy.
+  const size_t out_bytes = static_cast<size_t>(c.out_rows * c.w.m) * sizeof(float);
+  const auto residual_copy = c.residual == c.y ? b.scratch(out_bytes) : nullptr;
+  if (residual_copy) b.copy(c.y, residual_copy->handle(), out_bytes);
+  // Buffers a kernel does not read (ids of a matmul, a missing residual) stand in as y: no argument is null.
+  const void* residual = residual_copy ? residual_copy->handle() : c.residual ? c.residual : c.y;
+  const void* ids = moe ? c.ids : c.y;
+  if (int8) quantize_activations(b, c.x, static_cast<int64_t>(values), xq->handle(), xd->handle(), xsum->handle());
+  if (!tn) {
+    const int64_t count = sets ? (c.out_rows + kSetRows - 1) / kSetRows : c.out_rows;
+    b.run(fmt::format("gemv_{}", t.name), Grid{c.w.m, count}, c.blocks.handle(), ids, c.x, xq->handle(),
+          xd->handle(), xsum->handle(), residual, c.y, a);
+  } else {
+    // mul_mat_id's rows grouped by expert on the device; a matmul's tiles are its rows in order.
+    int64_t tiles = (c.out_rows + tn - 1) / tn;
+    std::shared_ptr<Buffer> counts, order, list;
+    if (moe) {
+      tiles = c.out_rows / tn + std::min(c.w.experts, c.out_rows);  // at most one partial tile per expert
+      counts = b.scratch(static_cast<size_t>(c.w.experts) * sizeof(int32_t));
+      order = b.scratch(static_cast<size_t>(c.out_rows) * sizeof(int32_t));
+      list = b.scratch(static_cast<size_t>(tiles) * 3 * sizeof(int32_t));
+      b.run("route_experts", Grid{1}, c.ids, c.out_rows, c.w.experts, int64_t{tn}, tiles, c.w.m, counts->handle(),
+            order->handle(), list->handle(), c.y);
+    }
+    b.run(fmt::format("tiled{}_{}", tn, t.name), Grid{(c.w.m + kTileM - 1) / kTileM, tiles}, c.blocks.handle(),
+          moe ? list->handle() : c.y, moe ? order->handle() : c.y, xq->handle(), xd->handle(), xsum->handle(),
+          residual, c.y, a);
+  }
+  b.run(fmt::format("exact_{}", t.name), Grid{groups_for(c.out_rows * c.w.m)}, c.blocks.handle(), ids, c.x,
+        residual, c.y, a);
+}
+
+void dequantize(Backend& b, Type type, const Buffer& blocks, int64_t values, void* out) {
+  const TypeInfo& t = *type_info(type);
+  // Quantized formats: a work-item per 16 values; floats: per value.
+  const int64_t items = quantized(type) ? values / 16 : values;
+  b.run(fmt::format("dequantize_{}", t.name), Grid{groups_for(items)}, blocks.handle(), out, items,
+        int{t.block_bytes}, int{t.block_size / 16});
+}
+
+void quantize_activations(Backend& b, const void* x, int64_t values, void* q, void* d, void* sum16) {
+  const int64_t groups = values / 32;
+  b.run("quantize_act", Grid{groups_for(groups)}, x, groups, q, d, sum16);
+}
+
+double read_seconds(Backend& b, size_t bytes) {
+  const std::vector<uint8_t> pattern(bytes, 0x5a);
+  const auto words = b.upload(pattern.data(), bytes), sink = b.allocate(sizeof(uint32_t));
+  double best = 0;
+  for (int repeat = 0; repeat < 5; ++repeat) {
+    const auto start = std::chrono::steady_clock::now();
+    b.run("read_bandwidth", Grid{kStreamGroups}, words->handle(), static_cast<int64_t>(bytes / sizeof(uint32_t)),
+          sink->handle());
+    b.finish();
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    best = repeat == 0 ? seconds : std::min(best, seconds);
+  }
+  return best;
+}
+
+}  // namespace ggufmm::device

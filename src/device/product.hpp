@@ -1,0 +1,50 @@
+// The products on a device, in the backends' common code: which kernels of the device program run, on what, and in
+// which order. A backend only allocates, copies and launches.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "device/backend.hpp"
+#include "ggufmm/types.hpp"
+
+namespace ggufmm::device {
+
+// y = x * W^T (+ residual) on device memory: `out_rows` rows of m outputs. A matmul (ids null) reads activation row
+// r for output row r; mul_mat_id's output row token * slots + slot reads the token's row (act_slots 1) or the
+// slot's own, and the matrix its id names.
+struct ProductCall {
+  const Weight& w;
+  const Buffer& blocks;
+  const void* x;  // f32, act_rows x k
+  int64_t act_rows;
+  int64_t out_rows;
+  int64_t slots = 1;
+  int64_t act_slots = 1;
+  const void* ids = nullptr;  // int32, one per output row
+  const void* residual = nullptr;
+  void* y = nullptr;
+};
+
+// The kernels a product runs: gemv sets of up to 7 rows, or prefill tiles (tiled: quantized formats only).
+enum class Kernels { Gemv, Tiled };
+
+// The activation rows of the tiles a product of `rows` rows per matrix takes on this device (16, 32 or 64: the
+// largest the rows fill, within the device's local memory), or 0 where no tile fits the device.
+int tile_rows(const Backend& backend, int64_t rows);
+
+// Enqueues the product: the activations quantized to int8 per 32 values (quantized formats), the routing of
+// mul_mat_id's rows by expert (tiled), the kernels, then the exact recomputation of the outputs they may have
+// classified wrongly. Returns before the device has finished.
+void product(Backend& backend, const ProductCall& call, Kernels kernels);
+
+// The values of `blocks`, a weight of `type` of `values` values, into `out` (f32), enqueued.
+void dequantize(Backend& backend, Type type, const Buffer& blocks, int64_t values, void* out);
+// The activation quantization the int8 kernels run first: `values` values (a multiple of 32) into codes, a scale
+// per 32 and the scaled sums per 16; enqueued.
+void quantize_activations(Backend& backend, const void* x, int64_t values, void* q, void* d, void* sum16);
+
+// Seconds to read `bytes` bytes of device memory once, streaming (the best of a few runs).
+double read_seconds(Backend& backend, size_t bytes);
+
+}  // namespace ggufmm::device
