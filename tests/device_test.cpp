@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <functional>
 #include <limits>
+#include <optional>
 #include <random>
 #include <string>
 #include <utility>
@@ -22,6 +23,7 @@
 
 #include "device/backend.hpp"
 #include "device/product.hpp"
+#include "paths/dense_cache.hpp"
 #include "ggufmm/device.hpp"
 #include "ggufmm/ggufmm.h"
 #include "ggufmm/gguf.hpp"
@@ -182,6 +184,40 @@ TEST_P(DeviceFormat, TiledIsTheCpusInt8ProductAtEveryTileSize) {
   }
 }
 
+// The dense path: the weight's dense copy times the f32 activations through the device's GEMM library, against the
+// exact product. Its error is the copy's rounding: none for f32 copies but the f32 sums' (NMSE within 1e-10); f16
+// copies (cuBLAS) round weights and activations to 11 bits (NMSE within 1e-6). k = 1024 makes f32 rows 4 KiB, which
+// the copy pads. With a residual, and with the output as its own residual.
+TEST_P(DeviceFormat, DenseIsTheExactProductWithinItsCopysRounding) {
+  GGUFMM_DEVICES(list);
+  std::mt19937 rng(static_cast<uint32_t>(GetParam()) + 31);
+  const int64_t m = 70, k = 1024;
+  const test::RandomWeight weight(GetParam(), m, k, rng);
+  for (const Device& d : list) {
+    const std::optional<Type> element = device::backend_of(d)->dense_type();
+    if (!element) {
+      ADD_FAILURE() << d.info().name << " has no GEMM library (install libclblast-dev for OpenCL)";
+      continue;
+    }
+    const double bound = *element == Type::F32 ? 1e-10 : 1e-6;
+    const ResidentWeight resident(d, weight.w);
+    for (const int64_t rows : {8, 33, 20}) {
+      const std::vector<float> x = test::random_values(static_cast<size_t>(rows * k), rng);
+      std::vector<float> residual = test::random_values(static_cast<size_t>(rows * m), rng);
+      const float* add = rows == 8 ? nullptr : residual.data();
+      const std::vector<double> want = test::exact_plus(weight.w, x.data(), rows, add);
+      std::vector<float> y(static_cast<size_t>(rows * m));
+      if (rows == 20) {
+        resident.matmul(x.data(), rows, residual.data(), residual.data(), {.path = Path::Dense});
+        y = residual;
+      } else {
+        resident.matmul(x.data(), rows, y.data(), add, {.path = Path::Dense});
+      }
+      EXPECT_LE(nmse(y.data(), want.data(), y.size()), bound) << d.info().name << ": " << rows << " rows";
+    }
+  }
+}
+
 // ggml's activations and exact products: the device errs no more than the CPU's gemv path.
 TEST_P(DeviceFormat, NoWorseThanTheCpuAgainstTheExactProduct) {
   GGUFMM_DEVICES(list);
@@ -337,7 +373,7 @@ TEST(DeviceMoeRouting, EveryRoutingThroughGemvAndTilesIsTheCpusProduct) {
   }
 }
 
-TEST(DevicePaths, RefAndDenseAreRefusedOnADevice) {
+TEST(DevicePaths, RefIsRefusedOnADevice) {
   GGUFMM_DEVICES(list);
   std::mt19937 rng(29);
   const test::RandomWeight weight(Type::Q4_0, 8, 64, rng);
@@ -345,11 +381,98 @@ TEST(DevicePaths, RefAndDenseAreRefusedOnADevice) {
   std::vector<float> y(8 * 8);
   for (const Device& d : list) {
     const ResidentWeight resident(d, weight.w);
-    for (const Path path : {Path::Ref, Path::Dense}) {
-      const std::string message =
-          test::usage_error([&] { resident.matmul(x.data(), 8, y.data(), nullptr, {.path = path}); });
-      EXPECT_NE(message.find("not offered on devices"), std::string::npos) << message;
+    const std::string message =
+        test::usage_error([&] { resident.matmul(x.data(), 8, y.data(), nullptr, {.path = Path::Ref}); });
+    EXPECT_NE(message.find("not offered on devices"), std::string::npos) << message;
+  }
+}
+
+// Auto takes the dense path from the prefill-dequant minimum on (a copy made is a cache miss), and not below it nor
+// where it is off; mul_mat_id asked for dense runs its expert-grouped kernels, as on the CPU.
+TEST(DevicePaths, AutoTakesTheDensePathFromThePrefillDequantMinimum) {
+  GGUFMM_DEVICES(list);
+  std::mt19937 rng(37);
+  const int64_t m = 40, k = 256, rows = 16;
+  const test::RandomWeight weight(Type::Q5_K, m, k, rng);
+  const std::vector<float> x = test::random_values(static_cast<size_t>(rows * k), rng);
+  const int64_t saved = paths::prefill_dequant_rows();
+  for (const Device& d : list) {
+    d.clear_dense_cache();
+    const ResidentWeight resident(d, weight.w);
+    std::vector<float> y(static_cast<size_t>(rows * m));
+    const auto copies_after = [&](int64_t minimum, int64_t n) {
+      set_prefill_dequant(minimum);
+      resident.matmul(x.data(), n, y.data());
+      return d.dense_cache_stats().misses;
+    };
+    EXPECT_EQ(copies_after(0, rows), 0u) << d.info().name << ": dense while off";
+    EXPECT_EQ(copies_after(rows + 1, rows), 0u) << d.info().name << ": dense below the minimum";
+    EXPECT_EQ(copies_after(rows, rows), 1u) << d.info().name << ": not dense at the minimum";
+    const std::vector<double> want = test::exact_plus(weight.w, x.data(), rows, nullptr);
+    EXPECT_LE(nmse(y.data(), want.data(), y.size()), 1e-6) << d.info().name;
+  }
+  set_prefill_dequant(saved);
+
+  const test::RandomWeight experts(Type::Q4_K, m, k, rng, 4);
+  const std::vector<int32_t> ids = {0, 3, 3, 1, 2, 0, 1, 1};
+  std::vector<float> cpu(ids.size() * m), got(ids.size() * m);
+  mul_mat_id(experts.w, x.data(), 4, 1, ids.data(), 2, cpu.data(), nullptr, {.path = Path::Gemv});
+  for (const Device& d : list) {
+    const ResidentWeight resident(d, experts.w);
+    resident.mul_mat_id(x.data(), 4, 1, ids.data(), 2, got.data(), nullptr, {.path = Path::Dense});
+    EXPECT_LE(nmse(got.data(), cpu.data(), got.size()), 1e-10) << d.info().name;
+  }
+}
+
+// The dense cache within a budget of two copies: the least recently used goes first, a released weight's copy goes
+// with it, and a copy past the whole budget serves its call alone. Every product stays the exact one.
+TEST(DeviceDenseCache, EvictsTheLeastRecentlyUsedWithinASmallBudget) {
+  GGUFMM_DEVICES(list);
+  std::mt19937 rng(41);
+  const int64_t m = 64, k = 256, rows = 8;
+  std::vector<test::RandomWeight> weights;
+  for (int i = 0; i < 3; ++i) weights.emplace_back(Type::Q4_0, m, k, rng);
+  const std::vector<float> x = test::random_values(static_cast<size_t>(rows * k), rng);
+  for (const Device& d : list) {
+    const std::optional<Type> element = device::backend_of(d)->dense_type();
+    if (!element) {
+      ADD_FAILURE() << d.info().name << " has no GEMM library";
+      continue;
     }
+    const size_t copy = device::dense_bytes(weights[0].w, *element);
+    d.clear_dense_cache();
+    d.set_dense_cache_budget(2 * copy);
+    std::vector<std::optional<ResidentWeight>> resident;
+    for (const test::RandomWeight& w : weights) resident.emplace_back(std::in_place, d, w.w);
+    const auto use = [&](size_t i) {
+      std::vector<float> y(static_cast<size_t>(rows * m));
+      resident[i]->matmul(x.data(), rows, y.data(), nullptr, {.path = Path::Dense});
+      const std::vector<double> want = test::exact_plus(weights[i].w, x.data(), rows, nullptr);
+      EXPECT_LE(nmse(y.data(), want.data(), y.size()), 1e-6) << d.info().name << ": weight " << i;
+    };
+    for (const size_t i : {0, 1, 0, 2, 0, 1}) use(i);  // 2 evicts 1 (the least recent), then 1 evicts 2
+    DenseCacheStats s = d.dense_cache_stats();
+    EXPECT_EQ(s.hits, 2u);
+    EXPECT_EQ(s.misses, 4u);
+    EXPECT_EQ(s.evictions, 2u);
+    EXPECT_EQ(s.entries, 2u);
+    EXPECT_EQ(s.bytes_held, 2 * copy);
+    EXPECT_EQ(s.peak_bytes, 2 * copy);
+
+    resident[0].reset();  // weight 0 released: its copy with it
+    s = d.dense_cache_stats();
+    EXPECT_EQ(s.entries, 1u);
+    EXPECT_EQ(s.bytes_held, copy);
+
+    d.set_dense_cache_budget(copy / 2);  // drops the last; copies now serve one call each
+    use(1);
+    use(1);
+    s = d.dense_cache_stats();
+    EXPECT_EQ(s.evictions, 3u);
+    EXPECT_EQ(s.misses, 6u);
+    EXPECT_EQ(s.entries, 0u);
+    EXPECT_EQ(s.bytes_held, 0u);
+    d.set_dense_cache_budget(size_t{1} << 30);
   }
 }
 

@@ -18,6 +18,7 @@ class Device;
 namespace device {
 class Backend;
 class Buffer;
+class DenseCache;
 Backend* backend_of(const Device& device);  // null for the CPU (device/backend.hpp)
 }  // namespace device
 
@@ -52,12 +53,20 @@ class GGUFMM_API Device {
   // few runs. Throws Error(BadUsage) on the CPU (ggufmm bench measures the host's memory itself).
   double read_bandwidth(size_t bytes) const;
 
+  // The device's cache of dense copies (the dense path): one per resident weight, dequantized on the device, kept
+  // within a byte budget (GGUFMM_DENSE_CACHE_BYTES, else a quarter of the device's memory), the least recently used
+  // dropped past it; a copy goes with its resident weight. On the CPU these are the process's cache (ggufmm.hpp).
+  DenseCacheStats dense_cache_stats() const;
+  void set_dense_cache_budget(size_t bytes) const;
+  void clear_dense_cache() const;
+
  private:
   friend class ResidentWeight;
   friend device::Backend* device::backend_of(const Device& device);
   Device(DeviceInfo info, std::shared_ptr<device::Backend> backend);
   std::shared_ptr<const DeviceInfo> info_;
   std::shared_ptr<device::Backend> backend_;  // null for the CPU
+  std::shared_ptr<device::DenseCache> dense_cache_;  // null for the CPU
 };
 
 // A weight resident on a device. Uploading copies the blocks once; on the CPU it only refers to the host weight,
@@ -75,9 +84,13 @@ class GGUFMM_API ResidentWeight {
   // outputs classified as the exact product classifies them.
   // Paths on a device: gemv takes rows up to 7 at a time, each weight block decoded once per set; tiled (quantized
   // formats; the float formats run gemv) decodes each block once per tile of 16, 32 or 64 rows into local memory,
-  // and mul_mat_id groups its rows by expert on the device first. Auto takes gemv below 8 rows per weight matrix
-  // (for mul_mat_id, on average per expert) and tiled from there; GGUFMM_PATH forces gemv or tiled as on the CPU.
-  // Ref and dense are not offered on devices (Error(BadUsage)). options.threads is the CPU's only.
+  // and mul_mat_id groups its rows by expert on the device first; dense (matmul) multiplies the weight's dense copy
+  // (the device's cache) with the GEMM library the device has: cuBLAS on f16 copies accumulating in f32 (CUDA),
+  // CLBlast's SGEMM on f32 copies (OpenCL). Auto takes gemv below 8 rows per weight matrix (for mul_mat_id, on
+  // average per expert), tiled from there, and dense where set_prefill_dequant's minimum is on and reached and the
+  // copy fits the cache's budget; mul_mat_id runs its expert-grouped kernels for dense as on the CPU. GGUFMM_PATH
+  // forces a path as on the CPU. Ref is not offered on devices, nor dense where no GEMM library loads
+  // (Error(BadUsage)). options.threads is the CPU's only.
   void matmul(const float* x, int64_t rows, float* y, const float* residual = nullptr,
               const Options& options = {}) const;
   void mul_mat_id(const float* act, int64_t tokens, int64_t act_slots, const int32_t* ids, int64_t slots, float* y,

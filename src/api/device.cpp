@@ -8,9 +8,11 @@
 
 #include "api/checks.hpp"
 #include "device/backend.hpp"
+#include "device/dense_cache.hpp"
 #include "device/product.hpp"
 #include "ggufmm/device.hpp"
 #include "ggufmm/ggufmm.hpp"
+#include "paths/dense_cache.hpp"
 
 namespace ggufmm {
 namespace {
@@ -35,7 +37,12 @@ std::vector<DeviceInfo> devices() {
 }
 
 Device::Device(DeviceInfo info, std::shared_ptr<device::Backend> backend)
-    : info_(std::make_shared<const DeviceInfo>(std::move(info))), backend_(std::move(backend)) {}
+    : info_(std::make_shared<const DeviceInfo>(std::move(info))), backend_(std::move(backend)) {
+  if (!backend_) return;
+  const size_t budget = paths::parse_cache_bytes(std::getenv("GGUFMM_DENSE_CACHE_BYTES"))
+                            .value_or(static_cast<size_t>(info_->memory_bytes / 4));
+  dense_cache_ = std::make_shared<device::DenseCache>(budget);
+}
 
 const DeviceInfo& Device::info() const { return *info_; }
 
@@ -77,7 +84,13 @@ Device Device::from_environment() {
 
 ResidentWeight::ResidentWeight(const Device& device, const Weight& w) : device_(device), weight_(w) {
   api::check_weight(w);
-  if (device_.backend_) blocks_ = device_.backend_->upload(w.data, w.total_bytes());
+  if (!device_.backend_) return;
+  // The blocks' last handle takes the weight's dense copy with it.
+  std::shared_ptr<device::Buffer> uploaded = device_.backend_->upload(w.data, w.total_bytes());
+  blocks_ = std::shared_ptr<device::Buffer>(
+      uploaded.get(), [uploaded, cache = std::weak_ptr(device_.dense_cache_)](device::Buffer* blocks) {
+        if (const auto c = cache.lock()) c->release(blocks);
+      });
 }
 
 device::Backend* device::backend_of(const Device& device) { return device.backend_.get(); }
@@ -87,28 +100,52 @@ double Device::read_bandwidth(size_t bytes) const {
   return static_cast<double>(bytes) / device::read_seconds(*backend_, bytes);
 }
 
+DenseCacheStats Device::dense_cache_stats() const {
+  return dense_cache_ ? dense_cache_->stats() : ggufmm::dense_cache_stats();
+}
+
+void Device::set_dense_cache_budget(size_t bytes) const {
+  dense_cache_ ? dense_cache_->set_budget(bytes) : ggufmm::set_dense_cache_budget(bytes);
+}
+
+void Device::clear_dense_cache() const { dense_cache_ ? dense_cache_->clear() : ggufmm::clear_dense_cache(); }
+
 namespace {
 
 // Where Auto moves from gemv sets to the tiles on a device (rows per weight matrix).
 constexpr int64_t kDeviceTiledFrom = 8;
 
-// The kernels a device product of `rows` rows per matrix runs. A path the devices do not offer (ref, dense) is
-// refused where a call asks for it, and left to Auto where only GGUFMM_PATH forces it.
-device::Kernels device_kernels(const device::Backend& b, const DeviceInfo& info, const Weight& w, int64_t rows,
-                               Path asked) {
-  if (asked == Path::Ref || asked == Path::Dense) {
-    throw Error(Error::Kind::BadUsage, fmt::format("{} on {}: the {} path is not offered on devices (auto, gemv, "
-                                                   "tiled)", api::label(w), info.name, path_name(asked)));
-  }
+// The kernels a device product of `rows` rows per matrix runs; `dense` for a matmul, which may take the dense path
+// (mul_mat_id runs its expert-grouped kernels for it, as on the CPU).
+device::Kernels device_kernels(device::Backend& b, const DeviceInfo& info, const device::DenseCache& cache,
+                               const Weight& w, int64_t rows, Path asked, bool dense) {
+  const auto by_rows = [&] {
+    return rows >= kDeviceTiledFrom && device::tile_rows(b, rows) > 0 ? device::Kernels::Tiled
+                                                                       : device::Kernels::Gemv;
+  };
+  const auto refused = [&](std::string_view why) {
+    return Error(Error::Kind::BadUsage, fmt::format("{} on {}: {}", api::label(w), info.name, why));
+  };
   switch (api::requested_path(asked)) {
+    case Path::Ref:
+      throw refused("the ref path is not offered on devices (auto, gemv, tiled, dense)");
     case Path::Gemv:
       return device::Kernels::Gemv;
     case Path::Tiled:
       return device::Kernels::Tiled;
-    default:
-      return rows >= kDeviceTiledFrom && device::tile_rows(b, rows) > 0 ? device::Kernels::Tiled
-                                                                         : device::Kernels::Gemv;
+    case Path::Dense:
+      if (!dense) return by_rows();
+      if (!b.dense_type()) throw refused("the dense path needs a GEMM library (cuBLAS; CLBlast on OpenCL): none loads");
+      return device::Kernels::Dense;
+    case Path::Auto:
+      break;
   }
+  const int64_t dense_from = paths::prefill_dequant_rows();
+  if (dense && dense_from > 0 && rows >= dense_from && b.dense_type() &&
+      cache.would_keep(device::dense_bytes(w, *b.dense_type()))) {
+    return device::Kernels::Dense;
+  }
+  return by_rows();
 }
 
 }  // namespace
@@ -174,9 +211,17 @@ void ResidentWeight::enqueue_matmul(const void* x, int64_t rows, void* y, const 
   device::Backend& b = backend();
   api::check_matmul(weight_, rows, !x || !y);
   if (rows == 0) return;
+  const device::Kernels kernels =
+      device_kernels(b, device_.info(), *device_.dense_cache_, weight_, rows, options.path, true);
+  std::shared_ptr<const device::DenseCopy> dense;
+  if (kernels == device::Kernels::Dense) {
+    const Type element = *b.dense_type();
+    dense = device_.dense_cache_->get(blocks_.get(), device::dense_bytes(weight_, element),
+                                      [&] { return device::make_dense_copy(b, weight_, *blocks_, element); });
+  }
   device::product(b, {.w = weight_, .blocks = *blocks_, .x = x, .act_rows = rows, .out_rows = rows,
-                      .residual = residual, .y = y},
-                  device_kernels(b, device_.info(), weight_, rows, options.path));
+                      .residual = residual, .y = y, .dense = dense.get()},
+                  kernels);
 }
 
 void ResidentWeight::enqueue_mul_mat_id(const void* act, int64_t tokens, int64_t act_slots, const void* ids,
@@ -189,7 +234,7 @@ void ResidentWeight::enqueue_mul_mat_id(const void* act, int64_t tokens, int64_t
   device::product(b, {.w = weight_, .blocks = *blocks_, .x = act, .act_rows = tokens * act_slots,
                       .out_rows = tokens * slots, .slots = slots, .act_slots = act_slots, .ids = ids,
                       .residual = residual, .y = y},
-                  device_kernels(b, device_.info(), weight_, per_expert, options.path));
+                  device_kernels(b, device_.info(), *device_.dense_cache_, weight_, per_expert, options.path, false));
 }
 
 void ResidentWeight::enqueue_dequantize(void* out) const {

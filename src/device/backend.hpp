@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <type_traits>
@@ -41,6 +42,19 @@ struct Arg {
   bool memory;
 };
 
+// A GEMM on a dense copy: y[rows, m] = x[rows, k] * W^T + beta * y, W's m rows `stride` elements apart. Elements
+// of `type`, the backend's dense_type() (x in it too; y in f32).
+struct Gemm {
+  const void* w;
+  int64_t stride;
+  const void* x;
+  int64_t rows;
+  int64_t m;
+  int64_t k;
+  float beta;
+  void* y;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -60,6 +74,11 @@ class Backend {
   virtual void finish() = 0;
   // Local (shared) memory a work-group may use, in bytes.
   virtual size_t local_memory() const = 0;
+  // The element type of the dense copies the backend's GEMM library multiplies (F32: CLBlast's SGEMM; F16: cuBLAS,
+  // accumulating in f32), or nullopt where no GEMM library loads.
+  virtual std::optional<Type> dense_type() = 0;
+  // Enqueues a GEMM (only where dense_type() is set).
+  virtual void gemm(const Gemm& call) = 0;
 
   std::shared_ptr<Buffer> upload(const void* data, size_t bytes) {
     auto buffer = allocate(bytes);

@@ -5,6 +5,7 @@
 #define CL_TARGET_OPENCL_VERSION 120
 #define CL_USE_DEPRECATED_OPENCL_1_2_APIS
 #include <CL/cl.h>
+#include <clblast_c.h>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -13,6 +14,7 @@
 #include <fstream>
 #include <iterator>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -43,6 +45,18 @@ namespace {
   X(clGetKernelWorkGroupInfo) X(clGetCommandQueueInfo) X(clRetainContext) X(clRetainCommandQueue)             \
   X(clEnqueueCopyBuffer)
 GGUFMM_DRIVER_API(Api, GGUFMM_CL_FUNCTIONS);
+
+// CLBlast's SGEMM, for the dense path; loaded at its first use.
+#define GGUFMM_CLBLAST_FUNCTIONS(X) X(CLBlastSgemm)
+GGUFMM_DRIVER_API(Blas, GGUFMM_CLBLAST_FUNCTIONS);
+
+const Blas* blas() {
+  static const Blas* loaded = []() -> const Blas* {
+    static Blas b;
+    return b.load("libclblast.so.1") ? &b : nullptr;
+  }();
+  return loaded;
+}
 
 // Null where the loader or one of its functions is missing.
 const Api* api() {
@@ -206,6 +220,20 @@ class ClBackend final : public Backend {
           ("launching " + name).c_str());
   }
   void finish() override { check(api()->clFinish(queue_), who(), "clFinish"); }
+  std::optional<Type> dense_type() override { return blas() ? std::optional(Type::F32) : std::nullopt; }
+  // Row-major: y = x * W^T, W's rows `stride` apart.
+  void gemm(const Gemm& g) override {
+    std::lock_guard lock(mutex_);
+    cl_command_queue queue = queue_;
+    const CLBlastStatusCode status = blas()->CLBlastSgemm(
+        CLBlastLayoutRowMajor, CLBlastTransposeNo, CLBlastTransposeYes, static_cast<size_t>(g.rows),
+        static_cast<size_t>(g.m), static_cast<size_t>(g.k), 1.0f, mem(g.x), 0, static_cast<size_t>(g.k), mem(g.w), 0,
+        static_cast<size_t>(g.stride), g.beta, mem(g.y), 0, static_cast<size_t>(g.m), &queue, nullptr);
+    if (status != CLBlastSuccess) {
+      throw Error(Error::Kind::BadInput, fmt::format("{}: CLBlast's SGEMM failed (status {})", who(),
+                                                     static_cast<int>(status)));
+    }
+  }
   size_t local_memory() const override { return local_bytes_; }
 
  private:

@@ -28,6 +28,45 @@ size_t tile_local_bytes(int tn) {
   return 2 * (weights + activations) + tn * sizeof(int64_t);
 }
 
+// The values of `blocks` into rows of k values `stride` elements apart, of f32 or f16 elements.
+void dequantize_rows(Backend& b, Type type, const Buffer& blocks, int64_t values, int64_t k, int64_t stride,
+                     Type element, void* out) {
+  const TypeInfo& t = *type_info(type);
+  // Quantized formats: a work-item per 16 values; floats: per value.
+  const int64_t items = quantized(type) ? values / 16 : values;
+  b.run(fmt::format("dequantize_{}", t.name), Grid{groups_for(items)}, blocks.handle(), out, items,
+        int{t.block_bytes}, int{t.block_size / 16}, k, stride, int{element == Type::F16});
+}
+
+// The exact recomputation's arguments for a product that reads activation row r for output row r.
+kernels::gm_gemv_args row_args(const ProductCall& c) {
+  const TypeInfo& t = *type_info(c.w.type);
+  return {.k = c.w.k, .m = c.w.m, .row_bytes = static_cast<int64_t>(c.w.row_bytes()), .expert_bytes = 0,
+          .experts = 1, .slots = 1, .act_slots = 1, .rows = 1, .out_rows = c.out_rows, .block_bytes = t.block_bytes,
+          .subs_per_block = quantized(c.w.type) ? t.block_size / 16 : 1, .has_residual = c.residual != nullptr};
+}
+
+// A matmul as the backend's GEMM on the dense copy, accumulating onto the residual where there is one.
+void dense_product(Backend& b, const ProductCall& c) {
+  const DenseCopy& copy = *c.dense;
+  const size_t out_bytes = static_cast<size_t>(c.out_rows * c.w.m) * sizeof(float);
+  // The exact recomputation reads the residual after y is written: a residual that is y is read from a copy.
+  const auto residual_copy = c.residual == c.y ? b.scratch(out_bytes) : nullptr;
+  if (residual_copy) b.copy(c.y, residual_copy->handle(), out_bytes);
+  if (c.residual && c.residual != c.y) b.copy(c.residual, c.y, out_bytes);
+  const void* residual = residual_copy ? residual_copy->handle() : c.residual ? c.residual : c.y;
+  std::shared_ptr<Buffer> x16;
+  if (copy.type == Type::F16) {
+    const int64_t n = c.act_rows * c.w.k;
+    x16 = b.scratch(static_cast<size_t>(n) * 2);
+    b.run("to_half", Grid{groups_for(n)}, c.x, n, x16->handle());
+  }
+  b.gemm({.w = copy.buffer->handle(), .stride = copy.stride, .x = x16 ? x16->handle() : c.x, .rows = c.out_rows,
+          .m = c.w.m, .k = c.w.k, .beta = c.residual ? 1.0f : 0.0f, .y = c.y});
+  b.run(fmt::format("exact_{}", type_info(c.w.type)->name), Grid{groups_for(c.out_rows * c.w.m)},
+        c.blocks.handle(), c.y, c.x, residual, c.y, row_args(c));
+}
+
 }  // namespace
 
 int tile_rows(const Backend& backend, int64_t rows) {
@@ -37,7 +76,23 @@ int tile_rows(const Backend& backend, int64_t rows) {
   return 0;
 }
 
+int64_t dense_row_stride(int64_t k, Type type) {
+  const int64_t element = type_info(type)->block_bytes;
+  return k * element % 4096 == 0 ? k + 128 / element : k;
+}
+
+size_t dense_bytes(const Weight& w, Type type) {
+  return static_cast<size_t>(w.m * w.experts * dense_row_stride(w.k, type) * type_info(type)->block_bytes);
+}
+
+DenseCopy make_dense_copy(Backend& b, const Weight& w, const Buffer& blocks, Type type) {
+  DenseCopy copy{.buffer = b.allocate(dense_bytes(w, type)), .type = type, .stride = dense_row_stride(w.k, type)};
+  dequantize_rows(b, w.type, blocks, w.k * w.m * w.experts, w.k, copy.stride, type, copy.buffer->handle());
+  return copy;
+}
+
 void product(Backend& b, const ProductCall& c, Kernels kernels) {
+  if (kernels == Kernels::Dense) return dense_product(b, c);
   const TypeInfo& t = *type_info(c.w.type);
   const bool int8 = quantized(c.w.type), moe = c.ids != nullptr;
   const bool tiled = kernels == Kernels::Tiled && int8;
@@ -87,11 +142,7 @@ void product(Backend& b, const ProductCall& c, Kernels kernels) {
 }
 
 void dequantize(Backend& b, Type type, const Buffer& blocks, int64_t values, void* out) {
-  const TypeInfo& t = *type_info(type);
-  // Quantized formats: a work-item per 16 values; floats: per value.
-  const int64_t items = quantized(type) ? values / 16 : values;
-  b.run(fmt::format("dequantize_{}", t.name), Grid{groups_for(items)}, blocks.handle(), out, items,
-        int{t.block_bytes}, int{t.block_size / 16});
+  dequantize_rows(b, type, blocks, values, values, values, Type::F32, out);
 }
 
 void quantize_activations(Backend& b, const void* x, int64_t values, void* q, void* d, void* sum16) {

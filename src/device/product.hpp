@@ -10,6 +10,21 @@
 
 namespace ggufmm::device {
 
+// A weight dequantized once into a dense copy on the device: its values in `type` (the backend's dense_type()),
+// rows `stride` elements apart.
+struct DenseCopy {
+  std::shared_ptr<Buffer> buffer;
+  Type type;
+  int64_t stride;
+};
+
+// Elements from one row of a dense copy to the next: k, plus a 128-byte line where k elements would make the
+// stride a multiple of 4 KiB (rows that far apart share cache sets and memory channels).
+int64_t dense_row_stride(int64_t k, Type type);
+size_t dense_bytes(const Weight& w, Type type);
+// A new dense copy of the weight whose blocks are `blocks`, dequantized on the device (enqueued).
+DenseCopy make_dense_copy(Backend& backend, const Weight& w, const Buffer& blocks, Type type);
+
 // y = x * W^T (+ residual) on device memory: `out_rows` rows of m outputs. A matmul (ids null) reads activation row
 // r for output row r; mul_mat_id's output row token * slots + slot reads the token's row (act_slots 1) or the
 // slot's own, and the matrix its id names.
@@ -24,18 +39,20 @@ struct ProductCall {
   const void* ids = nullptr;  // int32, one per output row
   const void* residual = nullptr;
   void* y = nullptr;
+  const DenseCopy* dense = nullptr;  // the weight's dense copy (Kernels::Dense, matmul only)
 };
 
-// The kernels a product runs: gemv sets of up to 7 rows, or prefill tiles (tiled: quantized formats only).
-enum class Kernels { Gemv, Tiled };
+// The kernels a product runs: gemv sets of up to 7 rows, prefill tiles (quantized formats; the float formats run
+// gemv), or the backend's GEMM on a dense copy.
+enum class Kernels { Gemv, Tiled, Dense };
 
 // The activation rows of the tiles a product of `rows` rows per matrix takes on this device (16, 32 or 64: the
 // largest the rows fill, within the device's local memory), or 0 where no tile fits the device.
 int tile_rows(const Backend& backend, int64_t rows);
 
 // Enqueues the product: the activations quantized to int8 per 32 values (quantized formats), the routing of
-// mul_mat_id's rows by expert (tiled), the kernels, then the exact recomputation of the outputs they may have
-// classified wrongly. Returns before the device has finished.
+// mul_mat_id's rows by expert (tiled), the kernels or the GEMM (its residual added by accumulating onto it), then
+// the exact recomputation of the outputs they may have classified wrongly. Returns before the device has finished.
 void product(Backend& backend, const ProductCall& call, Kernels kernels);
 
 // The values of `blocks`, a weight of `type` of `values` values, into `out` (f32), enqueued.

@@ -1,11 +1,13 @@
 // The CUDA backend: the device program compiled by nvcc at build time (sm_80 and sm_90 code, PTX for later GPUs,
 // embedded as a fatbin), run through the driver API, which is loaded at run time (libcuda.so.1) so that the
 // library loads and runs on the CPU where there is no NVIDIA driver.
+#include <cublas_v2.h>
 #include <cuda.h>
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <span>
 #include <unordered_map>
@@ -29,6 +31,22 @@ namespace {
   X(cuMemcpyDtoDAsync_v2) X(cuMemAllocAsync) X(cuMemFreeAsync)                                                  \
   X(cuLaunchKernel) X(cuStreamCreate) X(cuStreamDestroy_v2) X(cuStreamSynchronize) X(cuStreamGetCtx)
 GGUFMM_DRIVER_API(Api, GGUFMM_CU_FUNCTIONS);
+
+// cuBLAS, for the dense path, loaded at its first use: from the library path, else from the toolkit the library
+// was built with.
+#define GGUFMM_CUBLAS_FUNCTIONS(X) X(cublasCreate_v2) X(cublasDestroy_v2) X(cublasSetStream_v2) X(cublasGemmEx_64)
+GGUFMM_DRIVER_API(Blas, GGUFMM_CUBLAS_FUNCTIONS);
+
+const Blas* blas() {
+  static const Blas* loaded = []() -> const Blas* {
+    static Blas b;
+    for (const char* library : {GGUFMM_CUBLAS_NAME, GGUFMM_CUBLAS_PATH}) {
+      if (b.load(library)) return &b;
+    }
+    return nullptr;
+  }();
+  return loaded;
+}
 
 // Null where the driver, one of its functions, or a working cuInit is missing.
 const Api* api() {
@@ -134,6 +152,7 @@ class CuBackend final : public Backend {
   ~CuBackend() override {
     {
       const Current current(context_);
+      if (cublas_) blas()->cublasDestroy_v2(cublas_);
       api()->cuModuleUnload(module_);
       if (own_stream_) api()->cuStreamDestroy_v2(stream_);
     }
@@ -198,6 +217,30 @@ class CuBackend final : public Backend {
 
   size_t local_memory() const override { return local_bytes_; }
 
+  std::optional<Type> dense_type() override {
+    std::lock_guard lock(mutex_);
+    if (!cublas_ && blas()) {
+      const Current current(context_);
+      if (blas()->cublasCreate_v2(&cublas_) != CUBLAS_STATUS_SUCCESS) cublas_ = nullptr;
+      if (cublas_) blas()->cublasSetStream_v2(cublas_, stream_);
+    }
+    return cublas_ ? std::optional(Type::F16) : std::nullopt;
+  }
+
+  // Column-major, as cuBLAS reads: y^T (m x rows) = W (k x m, read transposed) times x^T (k x rows); f16 in, f32
+  // accumulation and out.
+  void gemm(const Gemm& g) override {
+    const Current current(context_);
+    const float alpha = 1.0f;
+    const cublasStatus_t status = blas()->cublasGemmEx_64(
+        cublas_, CUBLAS_OP_T, CUBLAS_OP_N, g.m, g.rows, g.k, &alpha, g.w, CUDA_R_16F, g.stride, g.x, CUDA_R_16F, g.k,
+        &g.beta, g.y, CUDA_R_32F, g.m, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+    if (status != CUBLAS_STATUS_SUCCESS) {
+      throw Error(Error::Kind::BadInput, fmt::format("{}: cublasGemmEx failed (status {})", who(),
+                                                     static_cast<int>(status)));
+    }
+  }
+
  private:
   static constexpr int64_t kMaxGridY = 65535;  // CUDA's limit on a grid's second dimension
 
@@ -219,8 +262,9 @@ class CuBackend final : public Backend {
   CUstream stream_ = nullptr;
   bool own_stream_ = false;
   CUmodule module_ = nullptr;
+  cublasHandle_t cublas_ = nullptr;  // made at the dense path's first use
   size_t local_bytes_ = 0;  // static shared memory per block
-  std::mutex mutex_;  // the function table
+  std::mutex mutex_;  // the function table, the cuBLAS handle
   std::unordered_map<std::string, CUfunction> functions_;
 };
 

@@ -6,8 +6,8 @@
  * work-group's array); GM_FN functions; GM_KERNEL entry points with GM_GLOBAL_ID, GM_LOCAL_ID, GM_GROUP_ID,
  * GM_LOCAL_SIZE, GM_NUM_GROUPS (dimensions 0 and 1); GM_BARRIER (for local memory) and GM_BARRIER_GLOBAL (for
  * global memory too, within a work-group); GM_ATOMIC_INC on a global int (returning its old value); GM_TABLE for
- * constant lookup tables; gm_half_at for binary16 loads; gm_as_float for bit casts; the math functions fabs,
- * isnan, isfinite and rint on floats.
+ * constant lookup tables; gm_half_at and gm_store_half for binary16 loads and stores; gm_as_float for bit
+ * casts; the math functions fabs, isnan, isfinite and rint on floats.
  * Code between GM_BEGIN and GM_END is what the host compiles (into namespace ggufmm::device::kernels). No structs
  * over block memory (layouts are read byte by byte, so no alignment or padding differs between compilers), no
  * recursion, no dynamic allocation. Capability macros select a device's fast paths over the portable code:
@@ -47,6 +47,7 @@ typedef long gm_i64;
 #define GM_END
 #define gm_as_float(bits) as_float(bits)
 GM_FN float gm_half_at(const GM_GLOBAL gm_u8* p) { return vload_half(0, (const GM_GLOBAL half*)p); }
+GM_FN void gm_store_half(GM_GLOBAL void* out, gm_i64 i, float v) { vstore_half_rte(v, i, (GM_GLOBAL half*)out); }
 
 #elif defined(__CUDACC__)
 #include <cuda_fp16.h>
@@ -83,6 +84,7 @@ typedef int64_t gm_i64;
 #define GM_END
 #define gm_as_float(bits) __uint_as_float(bits)
 GM_FN float gm_half_at(const gm_u8* p) { return __half2float(__ushort_as_half((gm_u16)(p[0] | p[1] << 8))); }
+GM_FN void gm_store_half(void* out, gm_i64 i, float v) { ((__half*)out)[i] = __float2half_rn(v); }
 
 #else /* host C++: the decoders only */
 #include <bit>

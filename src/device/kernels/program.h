@@ -24,28 +24,47 @@
 #define GM_PROGRAM_FLOAT(X) GM_FLOAT_FORMATS(X)
 #endif
 
-/* Dequantization: one work-item per 16 values (a sub-block), `subs` of them; the blocks are `block_bytes` apart
- * and hold `subs_per_block` sub-blocks. Each value is scale * q - offset, rounded twice as ggml rounds it. */
-#define GM_DEQUANTIZE_KERNEL(name)                                                                          \
-  GM_KERNEL void dequantize_##name(const GM_GLOBAL gm_u8* blocks, GM_GLOBAL float* out, gm_i64 subs,         \
-                                   int block_bytes, int subs_per_block) {                                    \
-    const gm_i64 i = GM_GLOBAL_ID(0);                                                                        \
-    if (i >= subs) return;                                                                                   \
-    const gm_sub s = gm_decode_##name(blocks + (i / subs_per_block) * block_bytes, (int)(i % subs_per_block)); \
-    for (int j = 0; j < 16; ++j) out[i * 16 + j] = s.scale * (float)s.q[j] - s.offset;                      \
+/* Dequantization, into rows of k values `stride` elements apart, of f32 or (half_out) f16 elements: a dense copy,
+ * or (stride k, f32) the plain values. The quantized formats take a work-item per 16 values (a sub-block), `subs`
+ * of them; their blocks are `block_bytes` apart and hold `subs_per_block` sub-blocks. Each value is scale * q -
+ * offset, rounded twice as ggml rounds it. */
+GM_FN void gm_store_value(GM_GLOBAL void* out, gm_i64 value, gm_i64 k, gm_i64 stride, int half_out, float v) {
+  const gm_i64 at = value / k * stride + value % k;
+  if (half_out) {
+    gm_store_half(out, at, v);
+  } else {
+    ((GM_GLOBAL float*)out)[at] = v;
+  }
+}
+
+#define GM_DEQUANTIZE_KERNEL(name)                                                                                   \
+  GM_KERNEL void dequantize_##name(const GM_GLOBAL gm_u8* blocks, GM_GLOBAL void* out, gm_i64 subs, int block_bytes, \
+                                   int subs_per_block, gm_i64 k, gm_i64 stride, int half_out) {                      \
+    const gm_i64 i = GM_GLOBAL_ID(0);                                                                                \
+    if (i >= subs) return;                                                                                           \
+    const gm_sub s = gm_decode_##name(blocks + (i / subs_per_block) * block_bytes, (int)(i % subs_per_block));       \
+    for (int j = 0; j < 16; ++j) {                                                                                   \
+      gm_store_value(out, i * 16 + j, k, stride, half_out, s.scale * (float)s.q[j] - s.offset);                      \
+    }                                                                                                                \
   }
 GM_PROGRAM_QUANT(GM_DEQUANTIZE_KERNEL)
 
 /* The float formats, one work-item per value (their kernels take the arguments of the quantized formats'). */
-#define GM_DEQUANTIZE_FLOAT_KERNEL(name)                                                                    \
-  GM_KERNEL void dequantize_##name(const GM_GLOBAL gm_u8* values, GM_GLOBAL float* out, gm_i64 n,            \
-                                   int unused_bytes, int unused_subs) {                                      \
-    const gm_i64 i = GM_GLOBAL_ID(0);                                                                        \
-    (void)unused_bytes;                                                                                      \
-    (void)unused_subs;                                                                                       \
-    if (i < n) out[i] = gm_value_##name(values, i);                                                          \
+#define GM_DEQUANTIZE_FLOAT_KERNEL(name)                                                                           \
+  GM_KERNEL void dequantize_##name(const GM_GLOBAL gm_u8* values, GM_GLOBAL void* out, gm_i64 n, int unused_bytes, \
+                                   int unused_subs, gm_i64 k, gm_i64 stride, int half_out) {                       \
+    const gm_i64 i = GM_GLOBAL_ID(0);                                                                              \
+    (void)unused_bytes;                                                                                            \
+    (void)unused_subs;                                                                                             \
+    if (i < n) gm_store_value(out, i, k, stride, half_out, gm_value_##name(values, i));                            \
   }
 GM_PROGRAM_FLOAT(GM_DEQUANTIZE_FLOAT_KERNEL)
+
+/* Activations in f16, for a GEMM on f16 dense copies. */
+GM_KERNEL void to_half(const GM_GLOBAL float* x, gm_i64 n, GM_GLOBAL void* out) {
+  const gm_i64 i = GM_GLOBAL_ID(0);
+  if (i < n) gm_store_half(out, i, x[i]);
+}
 
 /* Activation quantization, as the CPU's (kernels/act_scale.hpp, kernels/scalar/quantize_act.cpp) bit for bit:
  * one work-item per group of 32 values, int8 codes rint(x * 127 / amax) with the scale amax / 127, and the sums
