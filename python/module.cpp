@@ -440,23 +440,26 @@ py::array resident_dequantize_py(const PyResident& r) {
   return adopt(std::move(values), r.source().shape(r.resident.weight().k));
 }
 
-py::array resident_matmul_py(const PyResident& r, const py::object& x_obj, const py::object& residual_obj) {
+py::array resident_matmul_py(const PyResident& r, const py::object& x_obj, const py::object& residual_obj,
+                             const std::string& path) {
   MatmulArgs a = matmul_args(r.resident.weight(), x_obj, residual_obj, "Resident.matmul");
+  const Options options = options_arg(path, 0, "Resident.matmul");
   float* out = a.y.mutable_data();
   {
     py::gil_scoped_release unlocked;
-    r.resident.matmul(a.x, a.rows, out, a.residual);
+    r.resident.matmul(a.x, a.rows, out, a.residual, options);
   }
   return a.y;
 }
 
 py::array resident_mul_mat_id_py(const PyResident& r, const py::object& act_obj, const py::object& ids_obj,
-                                 const py::object& residual_obj) {
+                                 const py::object& residual_obj, const std::string& path) {
   MulMatIdArgs a = mul_mat_id_args(r.resident.weight(), act_obj, ids_obj, residual_obj, "Resident.mul_mat_id");
+  const Options options = options_arg(path, 0, "Resident.mul_mat_id");
   float* out = a.y.mutable_data();
   {
     py::gil_scoped_release unlocked;
-    r.resident.mul_mat_id(a.act, a.tokens, a.act_slots, a.ids, a.slots, out, a.residual);
+    r.resident.mul_mat_id(a.act, a.tokens, a.act_slots, a.ids, a.slots, out, a.residual, options);
   }
   return a.y;
 }
@@ -625,9 +628,11 @@ PYBIND11_MODULE(ggufmm, m) {
           "device", [](const PyResident& r) { return r.resident.device().info().name; }, "The device's name.")
       .def_readonly("weight", &PyResident::weight, "The Weight it came from.")
       .def("dequantize", &resident_dequantize_py, "All values, computed on the device: float32 of weight.shape.")
-      .def("matmul", &resident_matmul_py, py::arg("x"), py::arg("residual") = py::none(),
-           "ggufmm.matmul on the device: x (rows, k) or (k,) float32 (+ residual) gives (rows, m) or (m,) float32.")
+      .def("matmul", &resident_matmul_py, py::arg("x"), py::arg("residual") = py::none(), py::arg("path") = "auto",
+           "ggufmm.matmul on the device: x (rows, k) or (k,) float32 (+ residual) gives (rows, m) or (m,) float32. "
+           "path: auto, gemv, tiled or dense (devices offer no ref).")
       .def("mul_mat_id", &resident_mul_mat_id_py, py::arg("act"), py::arg("ids"), py::arg("residual") = py::none(),
+           py::arg("path") = "auto",
            "ggufmm.mul_mat_id on the device: act (tokens, 1 or slots, k) float32, ids (tokens, slots) int32; "
            "returns (tokens, slots, m) float32.")
       .def("__repr__", &resident_repr);

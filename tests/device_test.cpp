@@ -626,11 +626,23 @@ TEST(DeviceCApi, UploadMultiplyDequantizeAndRelease) {
     ggufmm_resident* resident = nullptr;
     ASSERT_EQ(ggufmm_upload(device, &w, &resident), GGUFMM_OK) << ggufmm_last_error();
     std::vector<float> y(want.size()), values(static_cast<size_t>(m * k));
-    ASSERT_EQ(ggufmm_resident_matmul(resident, x.data(), rows, y.data(), nullptr), GGUFMM_OK) << ggufmm_last_error();
+    ASSERT_EQ(ggufmm_resident_matmul(resident, x.data(), rows, y.data(), nullptr, nullptr), GGUFMM_OK)
+        << ggufmm_last_error();
     EXPECT_LE(nmse(y.data(), want.data(), y.size()), 1e-10) << name;
     ASSERT_EQ(ggufmm_resident_dequantize(resident, values.data()), GGUFMM_OK) << ggufmm_last_error();
     EXPECT_EQ(values, dequantize(weight.w)) << name;
-    EXPECT_EQ(ggufmm_resident_matmul(resident, x.data(), -1, y.data(), nullptr), GGUFMM_BAD_USAGE) << name;
+    EXPECT_EQ(ggufmm_resident_matmul(resident, x.data(), -1, y.data(), nullptr, nullptr), GGUFMM_BAD_USAGE) << name;
+    // The dense path through the options, its copy counted in the device's cache.
+    ASSERT_EQ(ggufmm_device_clear_dense_cache(device), GGUFMM_OK) << ggufmm_last_error();
+    const ggufmm_options dense{.path = GGUFMM_PATH_DENSE, .threads = 0};
+    ASSERT_EQ(ggufmm_resident_matmul(resident, x.data(), rows, y.data(), nullptr, &dense), GGUFMM_OK)
+        << ggufmm_last_error();
+    const std::vector<double> exact = test::exact_plus(weight.w, x.data(), rows, nullptr);
+    EXPECT_LE(nmse(y.data(), exact.data(), y.size()), 1e-4) << name;  // 1e-4: the CPU's copy is bf16
+    ggufmm_dense_cache_stats stats{};
+    ASSERT_EQ(ggufmm_device_get_dense_cache_stats(device, &stats), GGUFMM_OK) << ggufmm_last_error();
+    EXPECT_EQ(stats.misses, 1u) << name;
+    EXPECT_EQ(ggufmm_device_get_dense_cache_stats(nullptr, &stats), GGUFMM_BAD_USAGE);
     ggufmm_resident_release(resident);
     ggufmm_device_close(device);
   }
@@ -657,10 +669,28 @@ TEST(DeviceTool, MatmulCheckAndBenchRunOnADevice) {
         fmt::format("bench --device {} --type q8_0 --m 64 --k 256 --n 1,3 --quick-limits --format csv", name));
     EXPECT_EQ(bench.status, 0) << bench.output;
     EXPECT_NE(bench.output.find("upload"), std::string::npos) << bench.output;
-    EXPECT_NE(bench.output.find("q8_0,64,256,3," + name), std::string::npos) << bench.output;
-    const test::ToolRun tiled = test::run_tool(fmt::format(
-        "matmul {} --weight weight --act act.3 -o {} --device {} --path tiled", golden, dir.file("y"), name));
-    EXPECT_EQ(tiled.status, 2) << tiled.output;
+    EXPECT_NE(bench.output.find("q8_0,64,256,3,auto"), std::string::npos) << bench.output;
+    // Every path but the reference, the dense copy's making a row of its own; experts drawn per repeat.
+    const test::ToolRun paths = test::run_tool(fmt::format(
+        "bench --device {} --type q4_K --m 64 --k 256 --n 9 --path all --quick-limits --format csv", name));
+    EXPECT_EQ(paths.status, 0) << paths.output;
+    for (const char* path : {",gemv,", ",tiled,", ",dense-copy,", ",dense,"}) {
+      EXPECT_NE(paths.output.find(path), std::string::npos) << path << "\n" << paths.output;
+    }
+    EXPECT_EQ(paths.output.find(",ref,"), std::string::npos) << paths.output;
+    const test::ToolRun experts = test::run_tool(fmt::format(
+        "bench --moe --device {} --type q4_0 --m 64 --k 256 --n 2 --quick-limits --format csv", name));
+    EXPECT_EQ(experts.status, 0) << experts.output;
+    EXPECT_NE(experts.output.find("q4_0,64,256,128,8,skewed,2,auto"), std::string::npos) << experts.output;
+    for (const char* path : {"tiled", "dense"}) {
+      const test::ToolRun forced = test::run_tool(fmt::format(
+          "matmul {} --weight weight --act act.3 -o {} --device {} --path {}", golden, dir.file("y"), name, path));
+      EXPECT_EQ(forced.status, 0) << forced.output;
+    }
+    const test::ToolRun ref = test::run_tool(fmt::format(
+        "matmul {} --weight weight --act act.3 -o {} --device {} --path ref", golden, dir.file("y"), name));
+    EXPECT_EQ(ref.status, 2) << ref.output;
+    EXPECT_NE(ref.output.find("not offered on devices"), std::string::npos) << ref.output;
   }
   const test::ToolRun missing = test::run_tool(fmt::format("matmul {} --weight weight --act act.3 -o {} --device nope",
                                                            golden, dir.file("y")));

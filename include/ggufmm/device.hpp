@@ -52,6 +52,9 @@ class GGUFMM_API Device {
   // The device's memory read rate in bytes per second: a streaming kernel reading `bytes` bytes, the best of a
   // few runs. Throws Error(BadUsage) on the CPU (ggufmm bench measures the host's memory itself).
   double read_bandwidth(size_t bytes) const;
+  // The device's int8 dot-product rate in operations per second (2 per multiply-add; dp4a on CUDA): a kernel of
+  // about `ops` operations in register chains, the best of a few runs. Error(BadUsage) on the CPU.
+  double int8_peak(double ops) const;
 
   // The device's cache of dense copies (the dense path): one per resident weight, dequantized on the device, kept
   // within a byte budget (GGUFMM_DENSE_CACHE_BYTES, else a quarter of the device's memory), the least recently used

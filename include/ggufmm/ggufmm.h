@@ -93,24 +93,31 @@ GGUFMM_API ggufmm_status ggufmm_device_from_opencl_queue(void* queue, ggufmm_dev
 /* An engine's CUDA stream (a CUstream; buffers are device pointers), where ggufmm was built with CUDA. */
 GGUFMM_API ggufmm_status ggufmm_device_from_cuda_stream(void* stream, ggufmm_device** out);
 GGUFMM_API void ggufmm_device_close(ggufmm_device* device);
+/* The device's cache of dense copies (ggufmm/device.hpp; on the CPU, the process's cache above). */
+GGUFMM_API ggufmm_status ggufmm_device_get_dense_cache_stats(const ggufmm_device* device,
+                                                             ggufmm_dense_cache_stats* out);
+GGUFMM_API ggufmm_status ggufmm_device_set_dense_cache_budget(const ggufmm_device* device, size_t bytes);
+GGUFMM_API ggufmm_status ggufmm_device_clear_dense_cache(const ggufmm_device* device);
 
 /* Uploads w (its blocks are copied: on a device other than the CPU, w's memory may go afterwards). */
 GGUFMM_API ggufmm_status ggufmm_upload(const ggufmm_device* device, const ggufmm_weight* w, ggufmm_resident** out);
 GGUFMM_API void ggufmm_resident_release(ggufmm_resident* resident);
-/* ggufmm_matmul, ggufmm_mul_mat_id and dequantization on the resident weight's device, host memory in and out. */
+/* ggufmm_matmul, ggufmm_mul_mat_id and dequantization on the resident weight's device, host memory in and out.
+ * options may be NULL; a device other than the CPU refuses GGUFMM_PATH_REF. */
 GGUFMM_API ggufmm_status ggufmm_resident_matmul(const ggufmm_resident* w, const float* x, int64_t rows, float* y,
-                                                const float* residual);
+                                                const float* residual, const ggufmm_options* options);
 GGUFMM_API ggufmm_status ggufmm_resident_mul_mat_id(const ggufmm_resident* w, const float* act, int64_t tokens,
                                                     int64_t act_slots, const int32_t* ids, int64_t slots, float* y,
-                                                    const float* residual);
+                                                    const float* residual, const ggufmm_options* options);
 GGUFMM_API ggufmm_status ggufmm_resident_dequantize(const ggufmm_resident* w, float* out);
 /* The same on device memory (cl_mem handles, CUDA device pointers), enqueued on the device's queue or stream
  * without waiting. */
 GGUFMM_API ggufmm_status ggufmm_resident_enqueue_matmul(const ggufmm_resident* w, const void* x, int64_t rows, void* y,
-                                                        const void* residual);
+                                                        const void* residual, const ggufmm_options* options);
 GGUFMM_API ggufmm_status ggufmm_resident_enqueue_mul_mat_id(const ggufmm_resident* w, const void* act, int64_t tokens,
                                                             int64_t act_slots, const void* ids, int64_t slots,
-                                                            void* y, const void* residual);
+                                                            void* y, const void* residual,
+                                                            const ggufmm_options* options);
 
 #ifdef __cplusplus
 }

@@ -67,6 +67,15 @@ ggufmm::Options to_cpp(const ggufmm_options* o) {
   throw ggufmm::Error(ggufmm::Error::Kind::BadUsage, "unknown path");
 }
 
+const ggufmm::Device& device_of(const ggufmm_device* d) {
+  if (!d) throw ggufmm::Error(ggufmm::Error::Kind::BadUsage, "null device");
+  return d->device;
+}
+
+ggufmm_dense_cache_stats to_c(const ggufmm::DenseCacheStats& s) {
+  return {s.hits, s.misses, s.evictions, s.bytes_held, s.peak_bytes, s.entries};
+}
+
 const ggufmm::ResidentWeight& resident_of(const ggufmm_resident* w) {
   if (!w) throw ggufmm::Error(ggufmm::Error::Kind::BadUsage, "null resident weight");
   return w->weight;
@@ -118,8 +127,7 @@ ggufmm_status ggufmm_mul_mat_id(const ggufmm_weight* w, const float* act, int64_
 ggufmm_status ggufmm_get_dense_cache_stats(ggufmm_dense_cache_stats* out) {
   return guarded([&] {
     if (!out) throw ggufmm::Error(ggufmm::Error::Kind::BadUsage, "null result pointer");
-    const ggufmm::DenseCacheStats s = ggufmm::dense_cache_stats();
-    *out = {s.hits, s.misses, s.evictions, s.bytes_held, s.peak_bytes, s.entries};
+    *out = to_c(ggufmm::dense_cache_stats());
   });
 }
 
@@ -177,6 +185,21 @@ ggufmm_status ggufmm_device_from_cuda_stream(void* stream, ggufmm_device** out) 
 
 void ggufmm_device_close(ggufmm_device* device) { delete device; }
 
+ggufmm_status ggufmm_device_get_dense_cache_stats(const ggufmm_device* device, ggufmm_dense_cache_stats* out) {
+  return guarded([&] {
+    if (!out) throw ggufmm::Error(ggufmm::Error::Kind::BadUsage, "null result pointer");
+    *out = to_c(device_of(device).dense_cache_stats());
+  });
+}
+
+ggufmm_status ggufmm_device_set_dense_cache_budget(const ggufmm_device* device, size_t bytes) {
+  return guarded([&] { device_of(device).set_dense_cache_budget(bytes); });
+}
+
+ggufmm_status ggufmm_device_clear_dense_cache(const ggufmm_device* device) {
+  return guarded([&] { device_of(device).clear_dense_cache(); });
+}
+
 ggufmm_status ggufmm_upload(const ggufmm_device* device, const ggufmm_weight* w, ggufmm_resident** out) {
   return guarded([&] {
     if (!device || !out) throw ggufmm::Error(ggufmm::Error::Kind::BadUsage, "null device or result pointer");
@@ -187,14 +210,14 @@ ggufmm_status ggufmm_upload(const ggufmm_device* device, const ggufmm_weight* w,
 void ggufmm_resident_release(ggufmm_resident* resident) { delete resident; }
 
 ggufmm_status ggufmm_resident_matmul(const ggufmm_resident* w, const float* x, int64_t rows, float* y,
-                                     const float* residual) {
-  return guarded([&] { resident_of(w).matmul(x, rows, y, residual); });
+                                     const float* residual, const ggufmm_options* options) {
+  return guarded([&] { resident_of(w).matmul(x, rows, y, residual, to_cpp(options)); });
 }
 
 ggufmm_status ggufmm_resident_mul_mat_id(const ggufmm_resident* w, const float* act, int64_t tokens,
                                          int64_t act_slots, const int32_t* ids, int64_t slots, float* y,
-                                         const float* residual) {
-  return guarded([&] { resident_of(w).mul_mat_id(act, tokens, act_slots, ids, slots, y, residual); });
+                                         const float* residual, const ggufmm_options* options) {
+  return guarded([&] { resident_of(w).mul_mat_id(act, tokens, act_slots, ids, slots, y, residual, to_cpp(options)); });
 }
 
 ggufmm_status ggufmm_resident_dequantize(const ggufmm_resident* w, float* out) {
@@ -206,14 +229,15 @@ ggufmm_status ggufmm_resident_dequantize(const ggufmm_resident* w, float* out) {
 }
 
 ggufmm_status ggufmm_resident_enqueue_matmul(const ggufmm_resident* w, const void* x, int64_t rows, void* y,
-                                             const void* residual) {
-  return guarded([&] { resident_of(w).enqueue_matmul(x, rows, y, residual); });
+                                             const void* residual, const ggufmm_options* options) {
+  return guarded([&] { resident_of(w).enqueue_matmul(x, rows, y, residual, to_cpp(options)); });
 }
 
 ggufmm_status ggufmm_resident_enqueue_mul_mat_id(const ggufmm_resident* w, const void* act, int64_t tokens,
                                                  int64_t act_slots, const void* ids, int64_t slots, void* y,
-                                                 const void* residual) {
-  return guarded([&] { resident_of(w).enqueue_mul_mat_id(act, tokens, act_slots, ids, slots, y, residual); });
+                                                 const void* residual, const ggufmm_options* options) {
+  return guarded(
+      [&] { resident_of(w).enqueue_mul_mat_id(act, tokens, act_slots, ids, slots, y, residual, to_cpp(options)); });
 }
 
 }  // extern "C"

@@ -100,6 +100,11 @@ double Device::read_bandwidth(size_t bytes) const {
   return static_cast<double>(bytes) / device::read_seconds(*backend_, bytes);
 }
 
+double Device::int8_peak(double ops) const {
+  if (!backend_) throw Error(Error::Kind::BadUsage, "int8_peak: the CPU's peak is measured by ggufmm bench");
+  return device::int8_peak_ops(*backend_, ops);
+}
+
 DenseCacheStats Device::dense_cache_stats() const {
   return dense_cache_ ? dense_cache_->stats() : ggufmm::dense_cache_stats();
 }

@@ -150,6 +150,23 @@ void quantize_activations(Backend& b, const void* x, int64_t values, void* q, vo
   b.run("quantize_act", Grid{groups_for(groups)}, x, groups, q, d, sum16);
 }
 
+double int8_peak_ops(Backend& b, double ops) {
+  constexpr int64_t kGroups = 1024;
+  constexpr double kOpsPerRound = 64;
+  const double per_round = static_cast<double>(kGroups * kGroupSize) * kOpsPerRound;
+  const int rounds = static_cast<int>(std::clamp(ops / per_round, 16.0, 1e6));
+  const auto sink = b.allocate(sizeof(int32_t));
+  double best = 0;
+  for (int repeat = 0; repeat < 5; ++repeat) {
+    const auto start = std::chrono::steady_clock::now();
+    b.run("int8_peak", Grid{kGroups}, rounds, repeat, sink->handle());
+    b.finish();
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    best = repeat == 0 ? seconds : std::min(best, seconds);
+  }
+  return per_round * rounds / best;
+}
+
 double read_seconds(Backend& b, size_t bytes) {
   const std::vector<uint8_t> pattern(bytes, 0x5a);
   const auto words = b.upload(pattern.data(), bytes), sink = b.allocate(sizeof(uint32_t));

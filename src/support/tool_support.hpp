@@ -4,10 +4,12 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "ggufmm/device.hpp"
 #include "ggufmm/types.hpp"
 
 namespace ggufmm::support {
@@ -25,5 +27,20 @@ int resolve_threads(int requested);
 // m rows of k values of `type` (k a multiple of its block size), as the tests and microbenchmarks draw them
 // (format/random_blocks.hpp): finite, of sane size.
 std::vector<uint8_t> random_weight(Type type, int64_t m, int64_t k, std::mt19937& rng);
+
+// Device memory for the enqueue_ calls, so that timing a product on a device leaves host transfers out.
+class DeviceMemory {
+ public:
+  DeviceMemory(const Device& device, size_t bytes);  // Error(BadUsage) on the CPU
+  void* handle() const;
+  void write(const void* data) const;  // all of it, waiting for the copy
+
+ private:
+  device::Backend* backend_;
+  std::shared_ptr<device::Buffer> buffer_;
+};
+
+// Waits for everything enqueued on the device.
+void finish(const Device& device);
 
 }  // namespace ggufmm::support

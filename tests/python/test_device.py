@@ -95,6 +95,33 @@ def test_matmul_matches_exact(golden, device, type_name):
             assert ggufmm.nmse(y, exact) <= TOLERANCE, f"n={n}"
 
 
+@pytest.mark.parametrize("path", ["gemv", "tiled", "dense"])
+def test_every_path_a_device_offers_matches_exact(golden, device, path):
+    with ggufmm.open(golden("q6_K.gguf")) as f:
+        w = f.weight("weight")
+        r = ggufmm.upload(w, device)
+        x, exact = golden_product(f, 37)
+        # A device's dense copy (f32, or f16 on CUDA) times the f32 activations: far within the int8 paths' bound
+        # (the CPU's dense copy is bf16).
+        dense_bound = TOLERANCE if device == "cpu" else 1e-6
+        assert ggufmm.nmse(r.matmul(x, path=path), exact) <= (dense_bound if path == "dense" else TOLERANCE)
+    act = np.stack([x[:4], x[4:8]], axis=1)
+    ids = np.array([[0, 0]] * 4, np.int32)
+    assert r.mul_mat_id(act, ids, path=path).shape == (4, 2, w.m)
+
+
+def test_ref_is_the_cpus_alone(device):
+    r = ggufmm.upload(ggufmm.quantize(randn(8, 64), "q8_0"), device)
+    x = randn(8, 64, seed=2)
+    if device == "cpu":
+        assert r.matmul(x, path="ref").shape == (8, 8)
+    else:
+        with pytest.raises(ggufmm.Error, match="not offered on devices"):
+            r.matmul(x, path="ref")
+    with pytest.raises(ggufmm.Error, match="unknown path 'fast'"):
+        r.matmul(x, path="fast")
+
+
 def test_one_activation_row_is_a_vector(golden, device):
     with ggufmm.open(golden("q8_0.gguf")) as f:
         w = f.weight("weight")

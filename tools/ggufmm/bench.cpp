@@ -41,8 +41,8 @@ const std::vector<std::string> kDefaultTypes = {"q4_0", "q8_0", "q4_K", "q5_K", 
 constexpr Shape kDefaultShapes[] = {{4096, 4096}, {14336, 4096}, {4096, 14336}};
 const std::vector<int64_t> kDefaultSizes = {4096, 14336};  // m or k, where only the other one is given
 const std::vector<int64_t> kDefaultN = {1, 2, 4, 8, 512};
-// On a device, decode: its kernels take up to 7 rows at a time.
-const std::vector<int64_t> kDeviceN = {1, 4, 7};
+// On a device: decode (its gemv kernels take up to 7 rows at a time) and two prefill tiles' row counts.
+const std::vector<int64_t> kDeviceN = {1, 4, 7, 64, 512};
 
 // --moe: the two shapes of ggml's own MUL_MAT_ID performance cases, 128 experts top-8 and 32 experts top-4, from
 // one token (decode) to a prefill batch.
@@ -356,13 +356,18 @@ struct Measurements {
   std::vector<BenchResult> results;
 };
 
-// On a device: its read bandwidth from a streaming kernel; per weight, the one-time upload (a row of its own,
-// path "upload") and then the products, which read the resident weight.
+// On a device: its read bandwidth (a streaming kernel) and int8 dot-product peak, measured in the same run; per
+// weight, the one-time upload (a row of path "upload"), then the products on device memory through the enqueue_
+// calls, so that no host transfer is timed. A dense product's first call, which makes the weight's dense copy, is a
+// row of path "dense-copy" (with one product); mul_mat_id's experts are drawn afresh (and written to the device, untimed) before every
+// repeat.
 Measurements measure_on(const Device& device, const Settings& s, const std::vector<Subject>& subjects,
-                        const std::vector<int64_t>& ns, const Progress& progress) {
-  progress.show(fmt::format("measuring {}'s read bandwidth", device.info().name));
+                        const std::vector<int64_t>& ns, const std::vector<Path>& paths,
+                        const std::vector<std::optional<Routing>>& routings, const Progress& progress) {
+  progress.show(fmt::format("measuring {}'s read bandwidth and int8 peak", device.info().name));
   Measurements out;
   out.machine.read_gbps = device.read_bandwidth(s.quick_limits ? size_t{16} << 20 : size_t{256} << 20) / 1e9;
+  out.machine.int8_gops = device.int8_peak(s.quick_limits ? 1e9 : 1e12) / 1e9;
   out.machine.threads = 0;
   out.machine.device = fmt::format("{} ({})", device.info().name, device.info().description);
   size_t arena_size = 0;
@@ -373,24 +378,62 @@ Measurements measure_on(const Device& device, const Settings& s, const std::vect
   for (const Subject& subject : subjects) {
     const std::string label = subject.label();
     progress.show(fmt::format("{}: uploading", label));
-    const Weight w{.type = subject.type->type, .k = subject.k, .m = subject.m,
+    const Weight w{.type = subject.type->type, .k = subject.k, .m = subject.m, .experts = subject.experts,
                    .data = place_copies(subject, 1, arena.get()).front(), .name = label};
     const auto start = std::chrono::steady_clock::now();
     const ResidentWeight resident(device, w);
     const double upload = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    const double bytes = static_cast<double>(subject.matrix_bytes());
+    std::optional<MoeCase> experts;
+    if (s.moe) experts = MoeCase{subject.experts, subject.top_k, "-"};
     out.results.push_back({std::string(subject.type->name), subject.m, subject.k, 0, "upload", 0, upload * 1e6, 0.0,
-                           bytes / upload / 1e9, 0.0, std::nullopt});
+                           static_cast<double>(subject.bytes()) / upload / 1e9, 0.0, experts});
     for (const int64_t n : ns) {
-      progress.show(fmt::format("{} n={} on {}", label, n, device.info().name));
-      std::vector<float> x(static_cast<size_t>(n * subject.k)), y(static_cast<size_t>(n * subject.m));
-      for (float& v : x) v = normal(rng);
-      const double seconds =
-          median_repeat(time_repeats([&](size_t) { resident.matmul(x.data(), n, y.data()); })).seconds;
-      const double gbps = bytes / seconds / 1e9;
-      out.results.push_back({std::string(subject.type->name), subject.m, subject.k, n, device.info().name, 0,
-                             seconds * 1e6, 2.0 * static_cast<double>(subject.m * subject.k * n) / seconds / 1e9,
-                             gbps, gbps / out.machine.read_gbps, std::nullopt});
+      const int64_t rows = n * subject.top_k;
+      std::vector<float> xs(static_cast<size_t>(n * subject.k));
+      for (float& v : xs) v = normal(rng);
+      const support::DeviceMemory x(device, xs.size() * sizeof(float));
+      const support::DeviceMemory y(device, static_cast<size_t>(rows * subject.m) * sizeof(float));
+      const support::DeviceMemory ids(device, static_cast<size_t>(rows) * sizeof(int32_t));
+      x.write(xs.data());
+      for (const std::optional<Routing> routing : routings) {
+        for (const Path path : paths) {
+          progress.show(fmt::format("{} n={}{} {} on {}", label, n,
+                                    routing ? fmt::format(" {}", routing_name(*routing)) : "", path_name(path),
+                                    device.info().name));
+          const Options options{.path = path};
+          std::vector<int64_t> touched;  // experts read, per repeat
+          const auto call = [&](size_t) {
+            if (routing) {
+              resident.enqueue_mul_mat_id(x.handle(), n, 1, ids.handle(), subject.top_k, y.handle(), nullptr,
+                                          options);
+            } else {
+              resident.enqueue_matmul(x.handle(), n, y.handle(), nullptr, options);
+            }
+            support::finish(device);
+          };
+          const auto draw = [&](size_t) {
+            if (!routing) return;
+            const std::vector<int32_t> drawn = route(subject, n, *routing, rng);
+            ids.write(drawn.data());
+            touched.push_back(distinct_count(drawn));
+          };
+          // The first call builds the kernels' programs where the device compiles at first use, and makes a dense
+          // copy: untimed, but for the copy.
+          const uint64_t copies = device.dense_cache_stats().misses;
+          const auto first = std::chrono::steady_clock::now();
+          draw(0);
+          call(0);
+          const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - first).count();
+          if (device.dense_cache_stats().misses > copies) {
+            out.results.push_back({std::string(subject.type->name), subject.m, subject.k, n, "dense-copy", 0,
+                                   seconds * 1e6, 0.0, 0.0, 0.0, std::nullopt});
+          }
+          touched.clear();
+          const Repeat median = median_repeat(time_repeats(call, draw));
+          const int64_t matrices = routing ? touched[median.number] : 1;
+          out.results.push_back(result_of(subject, n, matrices, routing, path, median.seconds, out.machine));
+        }
+      }
     }
   }
   return out;
@@ -398,11 +441,8 @@ Measurements measure_on(const Device& device, const Settings& s, const std::vect
 
 Measurements measure(const Settings& s) {
   const Device device = open_device(s.device);
-  if (!device.is_cpu() && (s.moe || s.path != "auto")) {
-    bad_usage(fmt::format("--device {}: times the device's gemv kernels on dense weights (no --moe, --path auto)",
-                          device.info().name));
-  }
-  const std::vector<Path> paths = parse_paths(s.path, s.moe);
+  std::vector<Path> paths = parse_paths(s.path, s.moe);
+  if (!device.is_cpu() && s.path == "all") std::erase(paths, Path::Ref);  // devices offer no reference path
   const std::vector<int64_t> ns = s.n.given()        ? s.n.sizes()
                                   : s.moe            ? kMoeN
                                   : device.is_cpu() ? kDefaultN
@@ -422,7 +462,7 @@ Measurements measure(const Settings& s) {
     subjects = random_subjects(s, pools, progress);
   }
 
-  if (!device.is_cpu()) return measure_on(device, s, subjects, ns, progress);
+  if (!device.is_cpu()) return measure_on(device, s, subjects, ns, paths, routings, progress);
   progress.show("measuring the machine's limits");
   Measurements out{measure_limits(s.threads, s.quick_limits), {}};
 
@@ -497,12 +537,13 @@ void add_bench(CLI::App& app) {
       "skewed (expert e with weight 1/(e+1)), afresh before every repeat. gflops counts the real rows (tokens x "
       "top-k), weight_gbps the bytes of the experts a repeat read.\nroof_frac: below 8 activation rows per matrix "
       "read, the weight's read rate over the machine's memory bandwidth; from 8 rows on, the rate of arithmetic over "
-      "the machine's int8 dot-product peak.\nWith --device (other than cpu), the device's gemv kernels on each weight "
-      "uploaded once (its upload timed as a row of its own, path \"upload\"), n = 1,4,7 by default, roof_frac the "
-      "weight's read rate over the device's read bandwidth, measured in the same run by a streaming kernel.");
+      "the machine's int8 dot-product peak.\nWith --device (other than cpu), the products on device memory of each weight "
+      "uploaded once (its upload timed as a row of its own, path \"upload\"; a dense copy's making as one of path "
+      "\"dense-copy\"), n = 1,4,7,64,512 by default (with --moe as on the CPU), the roofs the device's read "
+      "bandwidth and int8 dot-product peak, measured in the same run by a streaming kernel and dp4a chains.");
   cmd->callback([] {
     const Measurements m = measure(s);
-    print_report(s.format, m.machine, m.results, dense_cache_stats());
+    print_report(s.format, m.machine, m.results, open_device(s.device).dense_cache_stats());
   });
 }
 

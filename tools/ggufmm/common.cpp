@@ -44,32 +44,19 @@ void ProductOptions::add_to(CLI::App& cmd) {
 }
 
 void add_device_option(CLI::App& cmd, std::string& device) {
-  cmd.add_option("--device", device, "where to compute: cpu, opencl:N (`ggufmm devices`; default: $GGUFMM_DEVICE, "
+  cmd.add_option("--device", device, "where to compute: cpu, cuda:N, opencl:N (`ggufmm devices`; default: $GGUFMM_DEVICE, "
                                      "else cpu)");
 }
 
 Device open_device(const std::string& name) { return name.empty() ? Device::from_environment() : Device::open(name); }
 
-Device ProductOptions::open() const {
-  const Device d = open_device(device);
-  if (!d.is_cpu() && path != "auto" && path != "gemv") {
-    throw Error(Error::Kind::BadUsage, fmt::format("--path {}: {} runs its gemv kernels (auto or gemv)", path,
-                                                   d.info().name));
-  }
-  return d;
-}
-
 void ProductOptions::matmul(const Weight& w, const float* x, int64_t rows, float* y, const float* residual) const {
-  const Device d = open();
-  if (d.is_cpu()) return ggufmm::matmul(w, x, rows, y, residual, resolve());
-  ResidentWeight(d, w).matmul(x, rows, y, residual);
+  ResidentWeight(open_device(device), w).matmul(x, rows, y, residual, resolve());
 }
 
 void ProductOptions::mul_mat_id(const Weight& w, const float* act, int64_t tokens, int64_t act_slots,
                                 const int32_t* ids, int64_t slots, float* y) const {
-  const Device d = open();
-  if (d.is_cpu()) return ggufmm::mul_mat_id(w, act, tokens, act_slots, ids, slots, y, nullptr, resolve());
-  ResidentWeight(d, w).mul_mat_id(act, tokens, act_slots, ids, slots, y);
+  ResidentWeight(open_device(device), w).mul_mat_id(act, tokens, act_slots, ids, slots, y, nullptr, resolve());
 }
 
 Options ProductOptions::resolve() const {

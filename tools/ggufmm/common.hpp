@@ -38,14 +38,10 @@ struct ProductOptions {
   void add_to(CLI::App& cmd);
   Options resolve() const;  // throws Error(BadUsage) for an unknown path
 
-  // The product on the chosen device: the CPU's paths, or the device's gemv kernels (which --path may then only
-  // name as auto or gemv).
+  // The product on the chosen device, by the path --path names (a device refuses ref).
   void matmul(const Weight& w, const float* x, int64_t rows, float* y, const float* residual) const;
   void mul_mat_id(const Weight& w, const float* act, int64_t tokens, int64_t act_slots, const int32_t* ids,
                   int64_t slots, float* y) const;
-
- private:
-  Device open() const;
 };
 
 }  // namespace ggufmm::cli

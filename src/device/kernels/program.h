@@ -441,4 +441,28 @@ GM_KERNEL void read_bandwidth(const GM_GLOBAL gm_u32* words, gm_i64 n, GM_GLOBAL
   if (acc == 0x9e3779b9u) sink[0] = acc; /* never true in practice: keeps the loads */
 }
 
+/* The device's int8 dot-product peak: every work-item runs 8 independent chains of 4-byte dot products (dp4a where
+ * the device has it), `rounds` of each; 64 int8 operations (32 multiply-adds) per round. Each product reads its
+ * own chain's last sum, so that no compiler can fold the loop. */
+GM_FN int gm_dot4(int a, int b, int acc) {
+#if defined(GM_HAS_DP4A)
+  return __dp4a(a, b, acc);
+#else
+  for (int j = 0; j < 32; j += 8) acc += (int)(gm_i8)(a >> j) * (int)(gm_i8)(b >> j);
+  return acc;
+#endif
+}
+
+GM_KERNEL void int8_peak(int rounds, int seed, GM_GLOBAL int* sink) {
+  int acc[8];
+  const int b = seed * 7 + 1;
+  for (int c = 0; c < 8; ++c) acc[c] = (seed ^ (int)GM_GLOBAL_ID(0)) + c;
+  for (int r = 0; r < rounds; ++r) {
+    for (int c = 0; c < 8; ++c) acc[c] = gm_dot4(acc[c], b, acc[c]);
+  }
+  int sum = 0;
+  for (int c = 0; c < 8; ++c) sum ^= acc[c];
+  if (sum == 0x1234567) sink[0] = sum; /* never true in practice: keeps the arithmetic */
+}
+
 #endif /* GGUFMM_DEVICE_PROGRAM_H */
