@@ -424,6 +424,49 @@ TEST(DevicePaths, AutoTakesTheDensePathFromThePrefillDequantMinimum) {
   }
 }
 
+// A device's calibrated crossovers steer Auto on that device alone: here the dense path from 32 rows, though the
+// prefill-dequant minimum says 8. calibrate --device writes them beside the CPU's, keeping those.
+TEST(DevicePaths, AutoFollowsTheDevicesCalibratedCrossovers) {
+  GGUFMM_DEVICES(list);
+  std::mt19937 rng(43);
+  const int64_t m = 40, k = 256;
+  const test::RandomWeight weight(Type::Q4_K, m, k, rng);
+  const std::vector<float> x = test::random_values(static_cast<size_t>(32 * k), rng);
+  std::vector<float> y(static_cast<size_t>(32 * m));
+  const int64_t saved = paths::prefill_dequant_rows();
+  set_prefill_dequant(8);
+  for (const Device& d : list) {
+    set_profile(PathProfile{"any", 2, {}, {{d.info().description, {{Type::Q4_K, false, 8, 32}}}}});
+    d.clear_dense_cache();
+    const ResidentWeight resident(d, weight.w);
+    resident.matmul(x.data(), 16, y.data());
+    EXPECT_EQ(d.dense_cache_stats().misses, 0u) << d.info().name << ": dense below the device's crossover";
+    resident.matmul(x.data(), 32, y.data());
+    EXPECT_EQ(d.dense_cache_stats().misses, 1u) << d.info().name << ": not dense from the device's crossover";
+  }
+  set_profile(std::nullopt);
+  set_prefill_dequant(saved);
+
+  test::TempDir dir;
+  const std::string path = dir.file("profile.json");
+  ASSERT_EQ(test::run_tool(fmt::format("calibrate --type q4_0 --quick -o {}", path)).status, 0);
+  for (const Device& d : list) {
+    const test::ToolRun r =
+        test::run_tool(fmt::format("calibrate --device {} --type q8_0 --quick --dense -o {}", d.info().name, path));
+    ASSERT_EQ(r.status, 0) << r.output;
+  }
+  const PathProfile p = read_profile(path);
+  EXPECT_EQ(p.crossovers.size(), 2u) << "the CPU's crossovers kept";
+  ASSERT_EQ(p.devices.size(), list.size());
+  for (const DeviceCrossovers& d : p.devices) {
+    ASSERT_EQ(d.crossovers.size(), 2u) << d.device;
+    for (const PathCrossover& c : d.crossovers) {
+      EXPECT_EQ(c.type, Type::Q8_0);
+      EXPECT_GE(c.dense_from, 8) << d.device;
+    }
+  }
+}
+
 // The dense cache within a budget of two copies: the least recently used goes first, a released weight's copy goes
 // with it, and a copy past the whole budget serves its call alone. Every product stays the exact one.
 TEST(DeviceDenseCache, EvictsTheLeastRecentlyUsedWithinASmallBudget) {

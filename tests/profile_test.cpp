@@ -65,7 +65,8 @@ TEST_F(Profile, SteersAutoPerFormatAndShapeClass) {
 }
 
 TEST_F(Profile, WrittenProfileReadsBackTheSame) {
-  const PathProfile p{"avx2", 2, {{Type::IQ2_XS, true, 24, 256}, {Type::Q6_K, false, 8, 0}}};
+  const PathProfile p{"avx2", 2, {{Type::IQ2_XS, true, 24, 256}, {Type::Q6_K, false, 8, 0}},
+                      {{"a GPU, its driver", {{Type::Q4_K, true, 16, 128}}}}};
   const std::string path = (dir_.path() / "sub" / "profile.json").string();
   write_profile(path, p);
   const PathProfile back = read_profile(path);
@@ -77,6 +78,13 @@ TEST_F(Profile, WrittenProfileReadsBackTheSame) {
   EXPECT_EQ(back.crossovers[0].tiled_from, 24);
   EXPECT_EQ(back.crossovers[0].dense_from, 256);
   EXPECT_EQ(back.crossovers[1].type, Type::Q6_K);
+  ASSERT_EQ(back.devices.size(), 1u);
+  EXPECT_EQ(back.devices[0].device, "a GPU, its driver");
+  ASSERT_EQ(back.devices[0].crossovers.size(), 1u);
+  EXPECT_EQ(back.devices[0].crossovers[0].type, Type::Q4_K);
+  EXPECT_TRUE(back.devices[0].crossovers[0].large);
+  EXPECT_EQ(back.devices[0].crossovers[0].tiled_from, 16);
+  EXPECT_EQ(back.devices[0].crossovers[0].dense_from, 128);
 }
 
 TEST_F(Profile, BadFilesAreClearErrorsNamingTheFile) {
@@ -93,6 +101,10 @@ TEST_F(Profile, BadFilesAreClearErrorsNamingTheFile) {
           "tiled_from": 0, "dense_from": 0}]})", "out of range"},
       {fmt::format(R"({{"ggufmm_profile": 1, "isa": "avx2", "threads": "two", "crossovers": [{}]}})", good_entry),
        "missing or mistyped"},
+      {fmt::format(R"({{"ggufmm_profile": 1, "isa": "avx2", "threads": 2, "crossovers": [{}],
+          "devices": [{{"crossovers": []}}]}})", good_entry), "missing or mistyped"},
+      {R"({"ggufmm_profile": 1, "isa": "avx2", "threads": 2, "crossovers": [], "devices": [{"device": "gpu",
+          "crossovers": [{"type": "q4_K", "class": "small", "tiled_from": -1, "dense_from": 0}]}]})", "out of range"},
   };
   int i = 0;
   for (const auto& [text, want] : cases) {

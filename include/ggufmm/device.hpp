@@ -91,7 +91,8 @@ class GGUFMM_API ResidentWeight {
   // (the device's cache) with the GEMM library the device has: cuBLAS on f16 copies accumulating in f32 (CUDA),
   // CLBlast's SGEMM on f32 copies (OpenCL). Auto takes gemv below 8 rows per weight matrix (for mul_mat_id, on
   // average per expert), tiled from there, and dense where set_prefill_dequant's minimum is on and reached and the
-  // copy fits the cache's budget; mul_mat_id runs its expert-grouped kernels for dense as on the CPU. GGUFMM_PATH
+  // copy fits the cache's budget; the path profile's crossovers for this device, where calibrate --device measured
+  // them, replace the 8 and raise the dense minimum as on the CPU; mul_mat_id runs its expert-grouped kernels for dense as on the CPU. GGUFMM_PATH
   // forces a path as on the CPU. Ref is not offered on devices, nor dense where no GEMM library loads
   // (Error(BadUsage)). options.threads is the CPU's only.
   void matmul(const float* x, int64_t rows, float* y, const float* residual = nullptr,

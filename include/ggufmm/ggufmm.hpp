@@ -28,7 +28,8 @@ GGUFMM_API std::vector<Path> available_paths();  // the concrete paths (not Auto
 // The path profile: crossover row counts between the paths, measured on this machine by `ggufmm calibrate`, per
 // format and shape class. Auto reads it at its first use from $GGUFMM_PROFILE (empty or "none": no profile), else
 // from default_profile_path() when that file exists; a profile measured at another kernel level is not used, and
-// formats a profile lacks keep the built-in crossovers.
+// formats a profile lacks keep the built-in crossovers. Devices' crossovers (calibrate --device) sit beside the
+// CPU's, each under its device's description, and steer Auto on that device only (ggufmm/device.hpp).
 //
 // $XDG_CONFIG_HOME/ggufmm/profile.json, else ~/.config/ggufmm/profile.json.
 GGUFMM_API std::string default_profile_path();

@@ -124,10 +124,16 @@ struct PathCrossover {
   int64_t dense_from = 0;   // the row count from which dense beats both (0: not measured)
 };
 inline constexpr int64_t kLargeWeightValues = int64_t{1} << 23;
+// A device's crossovers (`ggufmm calibrate --device`), for the device whose DeviceInfo::description this is.
+struct DeviceCrossovers {
+  std::string device;
+  std::vector<PathCrossover> crossovers;
+};
 struct PathProfile {
   std::string isa;  // the kernel level it was measured at
   int threads = 0;
   std::vector<PathCrossover> crossovers;
+  std::vector<DeviceCrossovers> devices;
 };
 
 // The dense path's cache of dequantized copies (see ggufmm.hpp).

@@ -13,6 +13,7 @@
 #include "ggufmm/device.hpp"
 #include "ggufmm/ggufmm.hpp"
 #include "paths/dense_cache.hpp"
+#include "paths/profile.hpp"
 
 namespace ggufmm {
 namespace {
@@ -117,16 +118,18 @@ void Device::clear_dense_cache() const { dense_cache_ ? dense_cache_->clear() : 
 
 namespace {
 
-// Where Auto moves from gemv sets to the tiles on a device (rows per weight matrix).
+// Where Auto moves from gemv sets to the tiles on a device (rows per weight matrix) without a calibrated profile.
 constexpr int64_t kDeviceTiledFrom = 8;
 
 // The kernels a device product of `rows` rows per matrix runs; `dense` for a matmul, which may take the dense path
-// (mul_mat_id runs its expert-grouped kernels for it, as on the CPU).
+// (mul_mat_id runs its expert-grouped kernels for it, as on the CPU). Auto's crossovers are the profile's for this
+// device (calibrate --device), else tiled from 8 rows and dense from the prefill-dequant minimum.
 device::Kernels device_kernels(device::Backend& b, const DeviceInfo& info, const device::DenseCache& cache,
                                const Weight& w, int64_t rows, Path asked, bool dense) {
+  const std::optional<PathCrossover> measured = paths::device_crossover_for(info.description, w);
   const auto by_rows = [&] {
-    return rows >= kDeviceTiledFrom && device::tile_rows(b, rows) > 0 ? device::Kernels::Tiled
-                                                                       : device::Kernels::Gemv;
+    const int64_t tiled_from = measured ? measured->tiled_from : kDeviceTiledFrom;
+    return rows >= tiled_from && device::tile_rows(b, rows) > 0 ? device::Kernels::Tiled : device::Kernels::Gemv;
   };
   const auto refused = [&](std::string_view why) {
     return Error(Error::Kind::BadUsage, fmt::format("{} on {}: {}", api::label(w), info.name, why));
@@ -145,8 +148,8 @@ device::Kernels device_kernels(device::Backend& b, const DeviceInfo& info, const
     case Path::Auto:
       break;
   }
-  const int64_t dense_from = paths::prefill_dequant_rows();
-  if (dense && dense_from > 0 && rows >= dense_from && b.dense_type() &&
+  const int64_t dense_rows = paths::prefill_dequant_rows();
+  if (dense && dense_rows > 0 && rows >= std::max(dense_rows, measured ? measured->dense_from : 0) && b.dense_type() &&
       cache.would_keep(device::dense_bytes(w, *b.dense_type()))) {
     return device::Kernels::Dense;
   }

@@ -115,18 +115,30 @@ PathProfile read_profile(const std::string& path) {
     }
     p.isa = j.at("isa").get<std::string>();
     p.threads = j.at("threads").get<int>();
-    for (const auto& c : j.at("crossovers")) {
-      const std::string type = c.at("type").get<std::string>();
-      const TypeInfo* t = type_info(type);
-      if (!t || !t->is_weight) bad_profile(path, fmt::format("unknown weight type '{}'", type));
-      const std::string shape = c.at("class").get<std::string>();
-      if (shape != "small" && shape != "large") bad_profile(path, fmt::format("shape class '{}' (small or large)", shape));
-      const PathCrossover x{t->type, shape == "large", c.at("tiled_from").get<int64_t>(), c.at("dense_from").get<int64_t>()};
-      if (x.tiled_from < 1 || x.dense_from < 0) {
-        bad_profile(path, fmt::format("{} {}: tiled_from {} or dense_from {} out of range", type, shape, x.tiled_from,
-                                      x.dense_from));
+    const auto read_crossovers = [&](const nlohmann::json& list) {
+      std::vector<PathCrossover> out;
+      for (const auto& c : list) {
+        const std::string type = c.at("type").get<std::string>();
+        const TypeInfo* t = type_info(type);
+        if (!t || !t->is_weight) bad_profile(path, fmt::format("unknown weight type '{}'", type));
+        const std::string shape = c.at("class").get<std::string>();
+        if (shape != "small" && shape != "large") {
+          bad_profile(path, fmt::format("shape class '{}' (small or large)", shape));
+        }
+        const PathCrossover x{t->type, shape == "large", c.at("tiled_from").get<int64_t>(),
+                              c.at("dense_from").get<int64_t>()};
+        if (x.tiled_from < 1 || x.dense_from < 0) {
+          bad_profile(path, fmt::format("{} {}: tiled_from {} or dense_from {} out of range", type, shape,
+                                        x.tiled_from, x.dense_from));
+        }
+        out.push_back(x);
       }
-      p.crossovers.push_back(x);
+      return out;
+    };
+    p.crossovers = read_crossovers(j.at("crossovers"));
+    // Devices' crossovers, where calibrate --device has measured some.
+    for (const auto& d : j.value("devices", nlohmann::json::array())) {
+      p.devices.push_back({d.at("device").get<std::string>(), read_crossovers(d.at("crossovers"))});
     }
   } catch (const nlohmann::json::exception& e) {
     bad_profile(path, fmt::format("missing or mistyped field ({})", e.what()));
@@ -135,17 +147,27 @@ PathProfile read_profile(const std::string& path) {
 }
 
 void write_profile(const std::string& path, const PathProfile& profile) {
-  nlohmann::json crossovers = nlohmann::json::array();
-  for (const PathCrossover& c : profile.crossovers) {
-    crossovers.push_back({{"type", type_info(c.type)->name},
-                          {"class", c.large ? "large" : "small"},
-                          {"tiled_from", c.tiled_from},
-                          {"dense_from", c.dense_from}});
+  const auto write_crossovers = [](const std::vector<PathCrossover>& list) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const PathCrossover& c : list) {
+      out.push_back({{"type", type_info(c.type)->name},
+                     {"class", c.large ? "large" : "small"},
+                     {"tiled_from", c.tiled_from},
+                     {"dense_from", c.dense_from}});
+    }
+    return out;
+  };
+  nlohmann::json j = {{"ggufmm_profile", kProfileVersion},
+                      {"isa", profile.isa},
+                      {"threads", profile.threads},
+                      {"crossovers", write_crossovers(profile.crossovers)}};
+  if (!profile.devices.empty()) {
+    nlohmann::json devices = nlohmann::json::array();
+    for (const DeviceCrossovers& d : profile.devices) {
+      devices.push_back({{"device", d.device}, {"crossovers", write_crossovers(d.crossovers)}});
+    }
+    j["devices"] = devices;
   }
-  const nlohmann::json j = {{"ggufmm_profile", kProfileVersion},
-                            {"isa", profile.isa},
-                            {"threads", profile.threads},
-                            {"crossovers", crossovers}};
   const std::string text = j.dump(2) + "\n";
   const std::filesystem::path dir = std::filesystem::path(path).parent_path();
   std::error_code error;
@@ -179,6 +201,19 @@ PathCrossover crossover_for(const Weight& w) {
     return {w.type, large, large ? b.large : b.small, 0};
   }
   return {w.type, large, kernels::kMaxGemvRows + 1, 0};
+}
+
+std::optional<PathCrossover> device_crossover_for(const std::string& device, const Weight& w) {
+  const bool large = w.m * w.k > kLargeWeightValues;
+  const std::shared_ptr<const PathProfile> p = current();
+  if (!p) return std::nullopt;
+  for (const DeviceCrossovers& d : p->devices) {
+    if (d.device != device) continue;
+    for (const PathCrossover& c : d.crossovers) {
+      if (c.type == w.type && c.large == large) return c;
+    }
+  }
+  return std::nullopt;
 }
 
 }  // namespace paths

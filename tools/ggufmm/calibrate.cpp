@@ -1,17 +1,20 @@
-// ggufmm calibrate: measures on this machine the row counts at which the tiled path overtakes gemv (and, with
-// --dense, at which the dense path overtakes both), per format and shape class, and saves them as the path
-// profile Auto uses (ggufmm.hpp, PathProfile).
+// ggufmm calibrate: measures on this machine, or with --device on a device, the row counts at which the tiled path
+// overtakes gemv (and, with --dense, at which the dense path overtakes both), per format and shape class, and saves
+// them in the path profile Auto uses (ggufmm.hpp, PathProfile), the CPU's and each device's side by side.
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <cstring>
 #include <functional>
 #include <optional>
 #include <random>
+#include <set>
 #include <span>
 
 #include "commands.hpp"
 #include "common.hpp"
+#include "ggufmm/device.hpp"
 #include "ggufmm/ggufmm.hpp"
 #include "tool_support.hpp"
 #include "timing.hpp"
@@ -69,7 +72,20 @@ struct Settings {
   int threads = 0;
   bool dense = false;
   bool quick = false;
+  std::string device;
 };
+
+// The profile already at `path`, to keep what this run does not measure; an unreadable one is replaced.
+PathProfile existing_profile(const std::string& path) {
+  std::error_code ignored;
+  if (!std::filesystem::exists(path, ignored)) return {};
+  try {
+    return read_profile(path);
+  } catch (const Error& e) {
+    fmt::print(stderr, "replacing it: {}\n", e.what());
+    return {};
+  }
+}
 
 void calibrate(const Settings& s) {
   std::vector<const TypeInfo*> types;
@@ -92,8 +108,8 @@ void calibrate(const Settings& s) {
   const Progress progress;
   std::mt19937 rng(20261130);
   std::normal_distribution<float> normal;
-  PathProfile profile{support::active_level_name(),
-                      support::resolve_threads(s.threads), {}};
+  const Device device = open_device(s.device);
+  std::vector<PathCrossover> measured;
   fmt::print("{:<8}  {:<5}  {:>5}  {:>6}  {:>10}  {:>10}\n", "type", "class", "m", "k", "tiled_from", "dense_from");
   for (const TypeInfo* t : types) {
     progress.show(fmt::format("{}: making random blocks", t->name));
@@ -104,30 +120,54 @@ void calibrate(const Settings& s) {
       const Weight w{.type = t->type, .k = c.k, .m = c.m, .data = bytes.data(), .name = "calibration"};
       std::vector<float> x(static_cast<size_t>(ladder.back() * c.k)), y(static_cast<size_t>(ladder.back() * c.m));
       for (float& v : x) v = normal(rng);
+      // On a device, the products run on device memory, so that no host transfer is timed.
+      const ResidentWeight resident(device, w);
+      std::optional<support::DeviceMemory> xd, yd;
+      std::set<Path> warmed;
+      if (!device.is_cpu()) {
+        xd.emplace(device, x.size() * sizeof(float));
+        yd.emplace(device, y.size() * sizeof(float));
+        xd->write(x.data());
+      }
       auto seconds = [&](Path path, int64_t n) {
         progress.show(fmt::format("{} {}x{}: {} rows, {}", t->name, c.m, c.k, n, path_name(path)));
-        const std::vector<Repeat> repeats = time_repeats(
-            [&](size_t) { matmul(w, x.data(), n, y.data(), nullptr, {.path = path, .threads = s.threads}); });
-        return median_repeat(repeats).seconds;
+        const Options options{.path = path, .threads = s.threads};
+        const auto call = [&](size_t) {
+          if (device.is_cpu()) return matmul(w, x.data(), n, y.data(), nullptr, options);
+          resident.enqueue_matmul(xd->handle(), n, yd->handle(), nullptr, options);
+          support::finish(device);
+        };
+        // A path's first call may build its programs (a device) or make its dense copy: untimed.
+        if (warmed.insert(path).second) call(0);
+        return median_repeat(time_repeats(call)).seconds;
       };
       PathCrossover found{t->type, c.large, 0, 0};
       found.tiled_from = crossover(ladder, [&](int64_t n) { return seconds(Path::Tiled, n) <= seconds(Path::Gemv, n); });
       if (s.dense) {
         found.dense_from = crossover(ladder, [&](int64_t n) {
           const Path best = n < found.tiled_from ? Path::Gemv : Path::Tiled;
-          // The copy is made by a warm-up call, or the median leaves that call out.
           return seconds(Path::Dense, n) < seconds(best, n);
         });
-        clear_dense_cache();
+        device.clear_dense_cache();
       }
       progress.show("");
       fmt::print("{:<8}  {:<5}  {:>5}  {:>6}  {:>10}  {:>10}\n", t->name, c.large ? "large" : "small", c.m, c.k,
                  found.tiled_from, s.dense ? fmt::format("{}", found.dense_from) : std::string("-"));
-      profile.crossovers.push_back(found);
+      measured.push_back(found);
     }
   }
   const std::string path = s.output.empty() ? default_profile_path() : s.output;
   if (path.empty()) throw Error(Error::Kind::BadUsage, "no place for the profile: give -o FILE (HOME is not set)");
+  PathProfile profile = existing_profile(path);
+  if (device.is_cpu()) {
+    profile.isa = support::active_level_name();
+    profile.threads = support::resolve_threads(s.threads);
+    profile.crossovers = measured;
+  } else {
+    if (profile.isa.empty()) profile.isa = support::active_level_name();  // no CPU crossovers yet: built-in ones
+    std::erase_if(profile.devices, [&](const DeviceCrossovers& d) { return d.device == device.info().description; });
+    profile.devices.push_back({device.info().description, measured});
+  }
   write_profile(path, profile);
   fmt::print("profile written to {} (GGUFMM_PROFILE=none ignores it)\n", path);
 }
@@ -141,6 +181,7 @@ void add_calibrate(CLI::App& app) {
   cmd->add_option("--threads", s.threads, "threads (0: all cores)")->check(CLI::NonNegativeNumber);
   cmd->add_flag("--dense", s.dense, "also measure where the dense path (a dequantized copy) overtakes the others");
   cmd->add_option("-o,--output", s.output, "profile file (default: " + default_profile_path() + ")");
+  add_device_option(*cmd, s.device);
   cmd->add_flag("--quick", s.quick, "tiny shapes, two rungs: checks the mechanics only")->group("");
   cmd->callback([] { calibrate(s); });
 }
