@@ -31,11 +31,6 @@ bool DenseCache::would_keep(size_t bytes) const {
   return bytes <= budget_;
 }
 
-size_t DenseCache::budget() const {
-  std::lock_guard lock(mutex_);
-  return budget_;
-}
-
 void DenseCache::set_budget(size_t bytes) {
   std::lock_guard lock(mutex_);
   budget_ = bytes;

@@ -25,7 +25,6 @@ class DenseCache {
   // address).
   void release(const Buffer* blocks);
   bool would_keep(size_t bytes) const;
-  size_t budget() const;
   void set_budget(size_t bytes);  // drops least recently used copies down to it
   void clear();                   // drops every copy and zeroes the statistics
   DenseCacheStats stats() const;

@@ -123,33 +123,22 @@ GM_FN gm_set gm_set_of(gm_i64 set, const GM_GLOBAL gm_i32* ids, const gm_gemv_ar
   return s;
 }
 
-/* The exact integer dot product of 16 weight and 16 activation codes; with dp4a, four bytes at a time. */
-GM_FN int gm_dot16(const gm_i8* w, const GM_GLOBAL gm_i8* x) {
+/* The exact integer dot product of 16 weight and 16 activation codes; with dp4a, four bytes at a time. One for
+ * decoded codes in registers against activations in global memory, one between two work-group arrays. */
 #if defined(GM_HAS_DP4A)
-  int wi[4], xi[4];
-  memcpy(wi, w, 16);
-  memcpy(xi, (const void*)x, 16);
+#define GM_DOT16_BODY                                                                               \
+  int wi[4], xi[4];                                                                                 \
+  memcpy(wi, (const void*)w, 16);                                                                   \
+  memcpy(xi, (const void*)x, 16);                                                                   \
   return __dp4a(wi[3], xi[3], __dp4a(wi[2], xi[2], __dp4a(wi[1], xi[1], __dp4a(wi[0], xi[0], 0))));
 #else
-  int sum = 0;
-  for (int j = 0; j < 16; ++j) sum += w[j] * x[j];
+#define GM_DOT16_BODY                                \
+  int sum = 0;                                       \
+  for (int j = 0; j < 16; ++j) sum += w[j] * x[j];   \
   return sum;
 #endif
-}
-
-/* The same between two work-group arrays. */
-GM_FN int gm_dot16_local(const GM_LOCAL gm_i8* w, const GM_LOCAL gm_i8* x) {
-#if defined(GM_HAS_DP4A)
-  int wi[4], xi[4];
-  memcpy(wi, (const void*)w, 16);
-  memcpy(xi, (const void*)x, 16);
-  return __dp4a(wi[3], xi[3], __dp4a(wi[2], xi[2], __dp4a(wi[1], xi[1], __dp4a(wi[0], xi[0], 0))));
-#else
-  int sum = 0;
-  for (int j = 0; j < 16; ++j) sum += w[j] * x[j];
-  return sum;
-#endif
-}
+GM_FN int gm_dot16(const gm_i8* w, const GM_GLOBAL gm_i8* x) { GM_DOT16_BODY }
+GM_FN int gm_dot16_local(const GM_LOCAL gm_i8* w, const GM_LOCAL gm_i8* x) { GM_DOT16_BODY }
 
 /* Decode, 1 to 7 activation rows per set: a work-group per output (group 0) and set (group 1). Its work-items take
  * the row's sub-blocks in turn, each decoded once for all rows: sum_i w_i * xq_i exactly in integers per 16 values,
