@@ -53,7 +53,8 @@ class GGUFMM_API Device {
   // few runs. Throws Error(BadUsage) on the CPU (ggufmm bench measures the host's memory itself).
   double read_bandwidth(size_t bytes) const;
   // The device's int8 dot-product rate in operations per second (2 per multiply-add; dp4a on CUDA): a kernel of
-  // about `ops` operations in register chains, the best of a few runs. Error(BadUsage) on the CPU.
+  // register chains of up to `ops` operations (fewer where a run already takes 50 ms), the best of a few runs.
+  // Error(BadUsage) on the CPU.
   double int8_peak(double ops) const;
 
   // The device's cache of dense copies (the dense path): one per resident weight, dequantized on the device, kept

@@ -152,17 +152,25 @@ void quantize_activations(Backend& b, const void* x, int64_t values, void* q, vo
 
 double int8_peak_ops(Backend& b, double ops) {
   constexpr int64_t kGroups = 1024;
-  constexpr double kOpsPerRound = 64;
+  constexpr double kOpsPerRound = 64, kLongEnough = 0.05;
   const double per_round = static_cast<double>(kGroups * kGroupSize) * kOpsPerRound;
-  const int rounds = static_cast<int>(std::clamp(ops / per_round, 16.0, 1e6));
   const auto sink = b.allocate(sizeof(int32_t));
-  double best = 0;
-  for (int repeat = 0; repeat < 5; ++repeat) {
+  const auto run = [&](int rounds, int seed) {
     const auto start = std::chrono::steady_clock::now();
-    b.run("int8_peak", Grid{kGroups}, rounds, repeat, sink->handle());
+    b.run("int8_peak", Grid{kGroups}, rounds, seed, sink->handle());
     b.finish();
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    best = repeat == 0 ? seconds : std::min(best, seconds);
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+  // Rounds grow until a run takes long enough to time, or reaches `ops`: a slow device is not kept minutes.
+  const int most = static_cast<int>(std::clamp(ops / per_round, 16.0, 1e6));
+  int rounds = 16;
+  for (double seconds = run(rounds, 0); seconds < kLongEnough && rounds < most; seconds = run(rounds, 0)) {
+    rounds = std::min(most, rounds * 4);
+  }
+  double best = 0;
+  for (int repeat = 1; repeat <= 3; ++repeat) {
+    const double seconds = run(rounds, repeat);
+    best = repeat == 1 ? seconds : std::min(best, seconds);
   }
   return per_round * rounds / best;
 }

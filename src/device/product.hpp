@@ -63,8 +63,8 @@ void quantize_activations(Backend& backend, const void* x, int64_t values, void*
 
 // Seconds to read `bytes` bytes of device memory once, streaming (the best of a few runs).
 double read_seconds(Backend& backend, size_t bytes);
-// The device's int8 dot-product rate in operations per second (2 per multiply-add): a kernel of about `ops` of them
-// in register chains, the best of a few runs.
+// The device's int8 dot-product rate in operations per second (2 per multiply-add): a kernel of register chains,
+// of up to `ops` operations (fewer where a run already takes 50 ms), the best of a few runs.
 double int8_peak_ops(Backend& backend, double ops);
 
 }  // namespace ggufmm::device

@@ -52,7 +52,9 @@ Row cells(const BenchResult& r) {
 }
 
 std::string machine_line(const MachineLimits& m) {
-  if (!m.device.empty()) return fmt::format("device: {}, read {:.2f} GB/s", m.device, m.read_gbps);
+  if (!m.device.empty()) {
+    return fmt::format("device: {}, read {:.2f} GB/s, int8 {:.1f} GOPS", m.device, m.read_gbps, m.int8_gops);
+  }
   return fmt::format("machine: {} threads, read {:.2f} GB/s, int8 {:.1f} GOPS, bf16 {:.1f} GFLOPS, f32 {:.1f} GFLOPS",
                      m.threads, m.read_gbps, m.int8_gops, m.bf16_gflops, m.f32_gflops);
 }
