@@ -87,14 +87,14 @@ class GGUFMM_API ResidentWeight {
   // per 32 values there as on the CPU (bit for bit), the same int8 product, the residual added in the store, and
   // outputs classified as the exact product classifies them.
   // Paths on a device: gemv takes rows up to 7 at a time, each weight block decoded once per set; tiled (quantized
-  // formats; the float formats run gemv) decodes each block once per tile of 16, 32 or 64 rows into local memory,
-  // and mul_mat_id groups its rows by expert on the device first; dense (matmul) multiplies the weight's dense copy
-  // (the device's cache) with the GEMM library the device has: cuBLAS on f16 copies accumulating in f32 (CUDA),
-  // CLBlast's SGEMM on f32 copies (OpenCL). Auto takes gemv below 8 rows per weight matrix (for mul_mat_id, on
-  // average per expert), tiled from there, and dense where set_prefill_dequant's minimum is on and reached and the
-  // copy fits the cache's budget; the path profile's crossovers for this device, where calibrate --device measured
-  // them, replace the 8 and raise the dense minimum as on the CPU; mul_mat_id runs its expert-grouped kernels for dense as on the CPU. GGUFMM_PATH
-  // forces a path as on the CPU. Ref is not offered on devices, nor dense where no GEMM library loads
+  // formats; the float formats run gemv) decodes each block once per tile of 16, 32 or 64 rows into local memory, and
+  // mul_mat_id groups its rows by expert on the device first; dense (matmul) multiplies the weight's dense copy (the
+  // device's cache) with the GEMM library the device has: cuBLAS on f16 copies accumulating in f32 (CUDA), CLBlast's
+  // SGEMM on f32 copies (OpenCL). Auto takes gemv below 8 rows per weight matrix (for mul_mat_id, on average per
+  // expert), tiled from there, and dense where set_prefill_dequant's minimum is on and reached and the copy fits the
+  // cache's budget; the path profile's crossovers for this device, where calibrate --device measured them, replace the
+  // 8 and raise the dense minimum as on the CPU; mul_mat_id runs its expert-grouped kernels for dense as on the CPU.
+  // GGUFMM_PATH forces a path as on the CPU. Ref is not offered on devices, nor dense where no GEMM library loads
   // (Error(BadUsage)). options.threads is the CPU's only.
   void matmul(const float* x, int64_t rows, float* y, const float* residual = nullptr,
               const Options& options = {}) const;

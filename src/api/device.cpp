@@ -134,22 +134,26 @@ device::Kernels device_kernels(device::Backend& b, const DeviceInfo& info, const
   const auto refused = [&](std::string_view why) {
     return Error(Error::Kind::BadUsage, fmt::format("{} on {}: {}", api::label(w), info.name, why));
   };
+  // A call asking for what the device lacks is refused; where GGUFMM_PATH forces it, Auto decides.
+  if (asked == Path::Ref) throw refused("the ref path is not offered on devices (auto, gemv, tiled, dense)");
+  if (asked == Path::Dense && !b.dense_type()) {
+    throw refused("the dense path needs a GEMM library (cuBLAS; CLBlast on OpenCL): none loads");
+  }
   switch (api::requested_path(asked)) {
-    case Path::Ref:
-      throw refused("the ref path is not offered on devices (auto, gemv, tiled, dense)");
     case Path::Gemv:
       return device::Kernels::Gemv;
     case Path::Tiled:
       return device::Kernels::Tiled;
     case Path::Dense:
-      if (!dense) return by_rows();
-      if (!b.dense_type()) throw refused("the dense path needs a GEMM library (cuBLAS; CLBlast on OpenCL): none loads");
-      return device::Kernels::Dense;
+      if (dense && b.dense_type()) return device::Kernels::Dense;
+      return by_rows();
+    case Path::Ref:
     case Path::Auto:
       break;
   }
   const int64_t dense_rows = paths::prefill_dequant_rows();
-  if (dense && dense_rows > 0 && rows >= std::max(dense_rows, measured ? measured->dense_from : 0) && b.dense_type() &&
+  const int64_t dense_from = std::max(dense_rows, measured ? measured->dense_from : 0);
+  if (dense && dense_rows > 0 && rows >= dense_from && b.dense_type() &&
       cache.would_keep(device::dense_bytes(w, *b.dense_type()))) {
     return device::Kernels::Dense;
   }
@@ -242,7 +246,8 @@ void ResidentWeight::enqueue_mul_mat_id(const void* act, int64_t tokens, int64_t
   device::product(b, {.w = weight_, .blocks = *blocks_, .x = act, .act_rows = tokens * act_slots,
                       .out_rows = tokens * slots, .slots = slots, .act_slots = act_slots, .ids = ids,
                       .residual = residual, .y = y},
-                  device_kernels(b, device_.info(), *device_.dense_cache_, weight_, per_expert, options.path, false));
+                  device_kernels(b, device_.info(), *device_.dense_cache_, weight_, per_expert, options.path,
+                                 false));
 }
 
 void ResidentWeight::enqueue_dequantize(void* out) const {

@@ -359,8 +359,8 @@ struct Measurements {
 // On a device: its read bandwidth (a streaming kernel) and int8 dot-product peak, measured in the same run; per
 // weight, the one-time upload (a row of path "upload"), then the products on device memory through the enqueue_
 // calls, so that no host transfer is timed. A dense product's first call, which makes the weight's dense copy, is a
-// row of path "dense-copy" (with one product); mul_mat_id's experts are drawn afresh (and written to the device, untimed) before every
-// repeat.
+// row of path "dense-copy" (with one product); mul_mat_id's experts are drawn afresh (and written to the device,
+// untimed) before every repeat.
 Measurements measure_on(const Device& device, const Settings& s, const std::vector<Subject>& subjects,
                         const std::vector<int64_t>& ns, const std::vector<Path>& paths,
                         const std::vector<std::optional<Routing>>& routings, const Progress& progress) {
@@ -537,9 +537,9 @@ void add_bench(CLI::App& app) {
       "skewed (expert e with weight 1/(e+1)), afresh before every repeat. gflops counts the real rows (tokens x "
       "top-k), weight_gbps the bytes of the experts a repeat read.\nroof_frac: below 8 activation rows per matrix "
       "read, the weight's read rate over the machine's memory bandwidth; from 8 rows on, the rate of arithmetic over "
-      "the machine's int8 dot-product peak.\nWith --device (other than cpu), the products on device memory of each weight "
-      "uploaded once (its upload timed as a row of its own, path \"upload\"; a dense copy's making as one of path "
-      "\"dense-copy\"), n = 1,4,7,64,512 by default (with --moe as on the CPU), the roofs the device's read "
+      "the machine's int8 dot-product peak.\nWith --device (other than cpu), the products on device memory of each "
+      "weight uploaded once (its upload timed as a row of its own, path \"upload\"; a dense copy's making as one of "
+      "path \"dense-copy\"), n = 1,4,7,64,512 by default (with --moe as on the CPU), the roofs the device's read "
       "bandwidth and int8 dot-product peak, measured in the same run by a streaming kernel and dp4a chains.");
   cmd->callback([] {
     const Measurements m = measure(s);

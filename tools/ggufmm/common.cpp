@@ -44,8 +44,8 @@ void ProductOptions::add_to(CLI::App& cmd) {
 }
 
 void add_device_option(CLI::App& cmd, std::string& device) {
-  cmd.add_option("--device", device, "where to compute: cpu, cuda:N, opencl:N (`ggufmm devices`; default: $GGUFMM_DEVICE, "
-                                     "else cpu)");
+  cmd.add_option("--device", device,
+                 "where to compute: cpu, cuda:N, opencl:N (`ggufmm devices`; default: $GGUFMM_DEVICE, else cpu)");
 }
 
 Device open_device(const std::string& name) { return name.empty() ? Device::from_environment() : Device::open(name); }
