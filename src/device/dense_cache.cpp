@@ -21,7 +21,6 @@ std::shared_ptr<const DenseCopy> DenseCache::get(const Buffer* blocks, size_t by
   auto copy = std::make_shared<const DenseCopy>(make());
   entries_.push_back({blocks, copy, bytes, ++clock_});
   stats_.bytes_held += bytes;
-  stats_.entries = entries_.size();
   stats_.peak_bytes = std::max(stats_.peak_bytes, stats_.bytes_held);
   return copy;
 }
@@ -45,13 +44,14 @@ void DenseCache::clear() {
 
 DenseCacheStats DenseCache::stats() const {
   std::lock_guard lock(mutex_);
-  return stats_;
+  DenseCacheStats out = stats_;
+  out.entries = entries_.size();
+  return out;
 }
 
 void DenseCache::drop(size_t index) {
   stats_.bytes_held -= entries_[index].bytes;
   entries_.erase(entries_.begin() + static_cast<std::ptrdiff_t>(index));
-  stats_.entries = entries_.size();
 }
 
 void DenseCache::release(const Buffer* blocks) {

@@ -67,6 +67,15 @@ void dense_product(Backend& b, const ProductCall& c) {
         c.blocks.handle(), c.y, c.x, residual, c.y, row_args(c));
 }
 
+// Seconds one launch of kernel `name` takes, waited for.
+template <class... Args>
+double launch_seconds(Backend& b, const std::string& name, Grid grid, const Args&... args) {
+  const auto start = std::chrono::steady_clock::now();
+  b.run(name, grid, args...);
+  b.finish();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
 }  // namespace
 
 int tile_rows(const Backend& backend, int64_t rows) {
@@ -156,10 +165,7 @@ double int8_peak_ops(Backend& b, double ops) {
   const double per_round = static_cast<double>(kGroups * kGroupSize) * kOpsPerRound;
   const auto sink = b.allocate(sizeof(int32_t));
   const auto run = [&](int rounds, int seed) {
-    const auto start = std::chrono::steady_clock::now();
-    b.run("int8_peak", Grid{kGroups}, rounds, seed, sink->handle());
-    b.finish();
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return launch_seconds(b, "int8_peak", Grid{kGroups}, rounds, seed, sink->handle());
   };
   // Rounds grow until a run takes long enough to time, or reaches `ops`: a slow device is not kept minutes.
   const int most = static_cast<int>(std::clamp(ops / per_round, 16.0, 1e6));
@@ -178,13 +184,10 @@ double int8_peak_ops(Backend& b, double ops) {
 double read_seconds(Backend& b, size_t bytes) {
   const std::vector<uint8_t> pattern(bytes, 0x5a);
   const auto words = b.upload(pattern.data(), bytes), sink = b.allocate(sizeof(uint32_t));
+  const int64_t n = static_cast<int64_t>(bytes / sizeof(uint32_t));
   double best = 0;
   for (int repeat = 0; repeat < 5; ++repeat) {
-    const auto start = std::chrono::steady_clock::now();
-    b.run("read_bandwidth", Grid{kStreamGroups}, words->handle(), static_cast<int64_t>(bytes / sizeof(uint32_t)),
-          sink->handle());
-    b.finish();
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const double seconds = launch_seconds(b, "read_bandwidth", Grid{kStreamGroups}, words->handle(), n, sink->handle());
     best = repeat == 0 ? seconds : std::min(best, seconds);
   }
   return best;
