@@ -172,7 +172,7 @@ TEST_P(DeviceFormat, TiledIsTheCpusInt8ProductAtEveryTileSize) {
   const test::RandomWeight weight(GetParam(), m, k, rng);
   for (const Device& d : list) {
     const ResidentWeight resident(d, weight.w);
-    for (const int64_t rows : {8, 13, 16, 17, 32, 33, 64, 100, 300}) {
+    for (const int64_t rows : {8, 13, 16, 17, 32, 33, 64, 100, 200, 300}) {
       const std::vector<float> x = test::random_values(static_cast<size_t>(rows * k), rng);
       const std::vector<float> residual = test::random_values(static_cast<size_t>(rows * m), rng);
       const float* add = rows % 2 ? residual.data() : nullptr;
@@ -370,6 +370,27 @@ TEST(DeviceMoeRouting, EveryRoutingThroughGemvAndTilesIsTheCpusProduct) {
         }
       }
     }
+  }
+}
+
+// mul_mat_id's tile work-groups are sized to the device (about 1024 work-items per compute unit), not to the tiles:
+// a weight as wide as 16 x 64 rows per compute unit leaves one work-group per 64 weight rows, which then takes every
+// tile of the routing in turn (16-row tiles: experts of up to 16 rows on average).
+TEST(DeviceMoeRouting, AWorkGroupTakesEveryTileInTurn) {
+  GGUFMM_DEVICES(list);
+  std::mt19937 rng(37);
+  const int64_t experts = 6, k = 256, tokens = 48, slots = 2;
+  std::vector<int32_t> ids(static_cast<size_t>(tokens * slots));
+  for (size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<int32_t>(i % 5 == 0 ? 1 + i % 3 : 0);  // skewed
+  for (const Device& d : list) {
+    const int64_t m = 64 * 16 * device::backend_of(d)->compute_units() + 5;
+    const test::RandomWeight weight(Type::Q4_K, m, k, rng, experts);
+    const std::vector<float> x = test::random_values(static_cast<size_t>(tokens * k), rng);
+    std::vector<float> cpu(static_cast<size_t>(tokens * slots * m)), got(cpu.size());
+    mul_mat_id(weight.w, x.data(), tokens, 1, ids.data(), slots, cpu.data(), nullptr, {.path = Path::Gemv});
+    ResidentWeight(d, weight.w).mul_mat_id(x.data(), tokens, 1, ids.data(), slots, got.data(), nullptr,
+                                           {.path = Path::Tiled});
+    EXPECT_LE(nmse(got.data(), cpu.data(), got.size()), 1e-10) << d.info().name;
   }
 }
 

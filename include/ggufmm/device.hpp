@@ -87,7 +87,7 @@ class GGUFMM_API ResidentWeight {
   // per 32 values there as on the CPU (bit for bit), the same int8 product, the residual added in the store, and
   // outputs classified as the exact product classifies them.
   // Paths on a device: gemv takes rows up to 7 at a time, each weight block decoded once per set; tiled (quantized
-  // formats; the float formats run gemv) decodes each block once per tile of 16, 32 or 64 rows into local memory, and
+  // formats; the float formats run gemv) decodes each block once per tile of 16 to 256 rows into local memory, and
   // mul_mat_id groups its rows by expert on the device first; dense (matmul) multiplies the weight's dense copy (the
   // device's cache) with the GEMM library the device has: cuBLAS on f16 copies accumulating in f32 (CUDA), CLBlast's
   // SGEMM on f32 copies (OpenCL). Auto takes gemv below 8 rows per weight matrix (for mul_mat_id, on average per

@@ -26,13 +26,14 @@ class Buffer {
   virtual void* handle() const = 0;
 };
 
-// Every kernel runs in work-groups of this many work-items (GM_GROUP in kernels/portable.h).
+// The kernels' work-groups are this many work-items, but for the larger prefill tiles' (kernels/program.h).
 inline constexpr int kGroupSize = 64;
 
-// A launch: work-groups in dimensions 0 and 1.
+// A launch: work-groups in dimensions 0 and 1, of `group` work-items (in dimension 0).
 struct Grid {
   int64_t x;
   int64_t y = 1;
+  int group = kGroupSize;
 };
 
 // A kernel argument: device memory (`value` is the handle itself) or a value of `size` bytes at `value`.
@@ -74,6 +75,11 @@ class Backend {
   virtual void finish() = 0;
   // Local (shared) memory a work-group may use, in bytes.
   virtual size_t local_memory() const = 0;
+  // The most work-items a work-group of kernel `name` may have on this device (its registers may allow fewer than
+  // the device's limit).
+  virtual int group_limit(const std::string& name) = 0;
+  // The device's compute units (OpenCL) or multiprocessors (CUDA): how many work-groups run at once, to a factor.
+  virtual int64_t compute_units() const = 0;
   // The element type of the dense copies the backend's GEMM library multiplies (F32: CLBlast's SGEMM; F16: cuBLAS,
   // accumulating in f32), or nullopt where no GEMM library loads.
   virtual std::optional<Type> dense_type() = 0;

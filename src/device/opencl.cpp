@@ -142,7 +142,12 @@ class ClBackend final : public Backend {
                   fmt::format("{}: work-groups of at most {} work-items and {} bytes of local memory; the kernels "
                               "need {} and {}", who(), group_limit, local_bytes, kGroupSize, kLocalBytes));
     }
+    if (!device_value<cl_bool>(device_, CL_DEVICE_ENDIAN_LITTLE)) {
+      throw Error(Error::Kind::BadInput, fmt::format("{}: a big-endian device; the kernels read the codebooks' "
+                                                     "words little-endian", who()));
+    }
     local_bytes_ = local_bytes;
+    compute_units_ = device_value<cl_uint>(device_, CL_DEVICE_MAX_COMPUTE_UNITS);
     // Doubles for the exact recomputation where the device has them; division correctly rounded, as the
     // activation scales must be the CPU's bit for bit.
     options_ = "-cl-std=CL1.2";
@@ -169,7 +174,7 @@ class ClBackend final : public Backend {
     }
   }
   ~ClBackend() override {
-    for (auto& [name, kernel] : kernels_) api()->clReleaseKernel(kernel);
+    for (auto& [name, kernel] : kernels_) api()->clReleaseKernel(kernel.kernel);
     for (auto& [define, program] : programs_) api()->clReleaseProgram(program);
     api()->clReleaseCommandQueue(queue_);
     api()->clReleaseContext(context_);
@@ -207,15 +212,19 @@ class ClBackend final : public Backend {
   }
   void launch(const std::string& name, Grid grid, std::span<const Arg> args) override {
     std::lock_guard lock(mutex_);
-    const cl_kernel kernel = kernel_locked(name);
+    const auto [kernel, group_limit] = kernel_locked(name);
+    if (static_cast<size_t>(grid.group) > group_limit) {
+      throw Error(Error::Kind::BadUsage, fmt::format("{}: kernel {} runs at most {} work-items per group, not {}",
+                                                     who(), name, group_limit, grid.group));
+    }
     for (cl_uint i = 0; i < args.size(); ++i) {
       const cl_mem m = args[i].memory ? mem(args[i].value) : nullptr;
       const cl_int status = args[i].memory ? api()->clSetKernelArg(kernel, i, sizeof m, &m)
                                            : api()->clSetKernelArg(kernel, i, args[i].size, args[i].value);
       check(status, who(), "clSetKernelArg");
     }
-    const size_t items[2] = {static_cast<size_t>(grid.x) * kGroupSize, static_cast<size_t>(grid.y)};
-    const size_t local[2] = {kGroupSize, 1};
+    const size_t items[2] = {static_cast<size_t>(grid.x * grid.group), static_cast<size_t>(grid.y)};
+    const size_t local[2] = {static_cast<size_t>(grid.group), 1};
     check(api()->clEnqueueNDRangeKernel(queue_, kernel, 2, nullptr, items, local, 0, nullptr, nullptr), who(),
           ("launching " + name).c_str());
   }
@@ -235,13 +244,24 @@ class ClBackend final : public Backend {
     }
   }
   size_t local_memory() const override { return local_bytes_; }
+  int group_limit(const std::string& name) override {
+    std::lock_guard lock(mutex_);
+    return static_cast<int>(kernel_locked(name).group_limit);
+  }
+  int64_t compute_units() const override { return compute_units_; }
 
  private:
   static constexpr size_t kLocalBytes = 7 * kGroupSize * sizeof(float);  // the gemv kernels' partial sums
 
   std::string who() const { return info_.name + " (" + info_.description + ")"; }
 
-  cl_kernel kernel_locked(const std::string& name) {
+  // A kernel, and the most work-items its work-groups may have on this device.
+  struct Kernel {
+    cl_kernel kernel;
+    size_t group_limit;
+  };
+
+  Kernel kernel_locked(const std::string& name) {
     if (const auto it = kernels_.find(name); it != kernels_.end()) return it->second;
     const std::string define = program_define(name);
     auto program = programs_.find(define);
@@ -257,8 +277,7 @@ class ClBackend final : public Backend {
       throw Error(Error::Kind::BadInput, fmt::format("{}: kernel {} runs at most {} work-items per group, not {}",
                                                      who(), name, group_limit, kGroupSize));
     }
-    kernels_.emplace(name, kernel);
-    return kernel;
+    return kernels_.emplace(name, Kernel{kernel, group_limit}).first->second;
   }
 
   // The program holding a kernel, as the option that selects its format (kernels/program.h): the kernels of a
@@ -341,9 +360,10 @@ class ClBackend final : public Backend {
   cl_context context_ = nullptr;
   cl_command_queue queue_ = nullptr;
   size_t local_bytes_ = 0;
+  int64_t compute_units_ = 1;
   std::mutex mutex_;  // the programs, the kernels (their arguments) and the queue's launches
   std::unordered_map<std::string, cl_program> programs_;  // by the option selecting their format
-  std::unordered_map<std::string, cl_kernel> kernels_;
+  std::unordered_map<std::string, Kernel> kernels_;
 };
 
 DeviceInfo describe(cl_platform_id platform, cl_device_id id, int index) {

@@ -19,7 +19,12 @@ int64_t groups_for(int64_t items) { return (items + kGroupSize - 1) / kGroupSize
 
 constexpr int kSetRows = 7;   // the gemv kernels' most rows per set (GM_MAX_ROWS)
 constexpr int kTileM = 64;    // the tiled kernels' weight rows per tile (GM_TILE_M)
+constexpr int kMostTileRows = 256;      // their largest tile's activation rows
+constexpr int64_t kUnitItems = 1024;    // work-items a compute unit keeps in flight, to a factor
 constexpr int64_t kStreamGroups = 1024;  // the read_bandwidth kernel's work-groups
+
+// The work-items of a tiled kernel of `tn` activation rows (GM_TILE_GROUP).
+int tile_group(int tn) { return std::max(kTileM, tn); }
 
 // The local memory of a tiled kernel of `tn` activation rows: two buffers of the step's decoded weight rows (32
 // codes, 2 scales, 2 offsets each) and activation rows (32 codes, a scale, 2 sums each), and the rows' indices.
@@ -78,9 +83,15 @@ double launch_seconds(Backend& b, const std::string& name, Grid grid, const Args
 
 }  // namespace
 
-int tile_rows(const Backend& backend, int64_t rows) {
-  for (int tn = rows <= 16 ? 16 : rows <= 32 ? 32 : 64; tn >= 16; tn /= 2) {
-    if (tile_local_bytes(tn) <= backend.local_memory()) return tn;
+int tile_rows(Backend& backend, Type type, int64_t rows) {
+  if (!quantized(type)) return 0;
+  int tn = 16;
+  while (tn < rows && tn < kMostTileRows) tn *= 2;
+  for (; tn >= 16; tn /= 2) {
+    if (tile_local_bytes(tn) <= backend.local_memory() &&
+        tile_group(tn) <= backend.group_limit(fmt::format("tiled{}_{}", tn, type_info(type)->name))) {
+      return tn;
+    }
   }
   return 0;
 }
@@ -104,8 +115,7 @@ void product(Backend& b, const ProductCall& c, Kernels kernels) {
   if (kernels == Kernels::Dense) return dense_product(b, c);
   const TypeInfo& t = *type_info(c.w.type);
   const bool int8 = quantized(c.w.type), moe = c.ids != nullptr;
-  const bool tiled = kernels == Kernels::Tiled && int8;
-  const int tn = tiled ? tile_rows(b, (c.out_rows + c.w.experts - 1) / c.w.experts) : 0;
+  const int tn = kernels == Kernels::Tiled ? tile_rows(b, c.w.type, (c.out_rows + c.w.experts - 1) / c.w.experts) : 0;
   const size_t values = static_cast<size_t>(c.act_rows * c.w.k);
   // The quantized activations (the float formats read x as it is).
   const auto xq = b.scratch(int8 ? values : 1), xd = b.scratch(int8 ? values / 32 * sizeof(float) : 1),
@@ -131,18 +141,22 @@ void product(Backend& b, const ProductCall& c, Kernels kernels) {
     b.run(fmt::format("gemv_{}", t.name), Grid{c.w.m, count}, c.blocks.handle(), ids, c.x, xq->handle(),
           xd->handle(), xsum->handle(), residual, c.y, a);
   } else {
-    // mul_mat_id's rows grouped by expert on the device; a matmul's tiles are its rows in order.
-    int64_t tiles = (c.out_rows + tn - 1) / tn;
+    // A matmul's tiles are its rows in order, a work-group each. mul_mat_id's rows are grouped by expert on the
+    // device, whose work-groups then take its tiles in turn: as many as keep the device busy, at most one a tile.
+    const int64_t weight_tiles = (c.w.m + kTileM - 1) / kTileM;
+    int64_t groups = (c.out_rows + tn - 1) / tn;
     std::shared_ptr<Buffer> counts, order, list;
     if (moe) {
-      tiles = c.out_rows / tn + std::min(c.w.experts, c.out_rows);  // at most one partial tile per expert
+      const int64_t most_tiles = c.out_rows / tn + std::min(c.w.experts, c.out_rows);  // a partial one per expert
+      const int64_t busy = b.compute_units() * kUnitItems / tile_group(tn);
+      groups = std::clamp((busy + weight_tiles - 1) / weight_tiles, int64_t{1}, most_tiles);
       counts = b.scratch(static_cast<size_t>(c.w.experts) * sizeof(int32_t));
       order = b.scratch(static_cast<size_t>(c.out_rows) * sizeof(int32_t));
-      list = b.scratch(static_cast<size_t>(tiles) * 3 * sizeof(int32_t));
-      b.run("route_experts", Grid{1}, c.ids, c.out_rows, c.w.experts, int64_t{tn}, tiles, c.w.m, counts->handle(),
+      list = b.scratch(static_cast<size_t>(1 + 3 * most_tiles) * sizeof(int32_t));
+      b.run("route_experts", Grid{1}, c.ids, c.out_rows, c.w.experts, int64_t{tn}, c.w.m, counts->handle(),
             order->handle(), list->handle(), c.y);
     }
-    b.run(fmt::format("tiled{}_{}", tn, t.name), Grid{(c.w.m + kTileM - 1) / kTileM, tiles}, c.blocks.handle(),
+    b.run(fmt::format("tiled{}_{}", tn, t.name), Grid{weight_tiles, groups, tile_group(tn)}, c.blocks.handle(),
           moe ? list->handle() : c.y, moe ? order->handle() : c.y, xq->handle(), xd->handle(), xsum->handle(),
           residual, c.y, a);
   }

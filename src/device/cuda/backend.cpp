@@ -27,8 +27,8 @@ namespace {
   X(cuInit) X(cuDriverGetVersion) X(cuDeviceGetCount) X(cuDeviceGet) X(cuDeviceGetName) X(cuDeviceGetAttribute)  \
   X(cuDeviceTotalMem_v2) X(cuGetErrorName) X(cuDevicePrimaryCtxRetain) X(cuDevicePrimaryCtxRelease_v2)           \
   X(cuCtxPushCurrent_v2) X(cuCtxPopCurrent_v2) X(cuCtxGetDevice) X(cuModuleLoadData) X(cuModuleUnload)           \
-  X(cuModuleGetFunction) X(cuMemAlloc_v2) X(cuMemFree_v2) X(cuMemcpyHtoDAsync_v2) X(cuMemcpyDtoHAsync_v2)         \
-  X(cuMemcpyDtoDAsync_v2) X(cuMemAllocAsync) X(cuMemFreeAsync)                                                  \
+  X(cuModuleGetFunction) X(cuFuncGetAttribute) X(cuMemAlloc_v2) X(cuMemFree_v2) X(cuMemcpyHtoDAsync_v2)          \
+  X(cuMemcpyDtoHAsync_v2) X(cuMemcpyDtoDAsync_v2) X(cuMemAllocAsync) X(cuMemFreeAsync)                           \
   X(cuLaunchKernel) X(cuStreamCreate) X(cuStreamDestroy_v2) X(cuStreamSynchronize) X(cuStreamGetCtx)
 GGUFMM_DRIVER_API(Api, GGUFMM_CU_FUNCTIONS);
 
@@ -148,6 +148,10 @@ class CuBackend final : public Backend {
     check(api()->cuDeviceGetAttribute(&shared, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK, device_), who(),
           "cuDeviceGetAttribute");
     local_bytes_ = static_cast<size_t>(shared);
+    int units = 0;
+    check(api()->cuDeviceGetAttribute(&units, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device_), who(),
+          "cuDeviceGetAttribute");
+    compute_units_ = units;
   }
   ~CuBackend() override {
     {
@@ -205,8 +209,8 @@ class CuBackend final : public Backend {
       pointers[i] = args[i].memory ? pointer(args[i].value) : 0;
       params[i] = args[i].memory ? static_cast<void*>(&pointers[i]) : const_cast<void*>(args[i].value);
     }
-    check(api()->cuLaunchKernel(f, static_cast<unsigned>(grid.x), static_cast<unsigned>(grid.y), 1, kGroupSize, 1,
-                                1, 0, stream_, params.data(), nullptr),
+    check(api()->cuLaunchKernel(f, static_cast<unsigned>(grid.x), static_cast<unsigned>(grid.y), 1,
+                                static_cast<unsigned>(grid.group), 1, 1, 0, stream_, params.data(), nullptr),
           who(), "launching " + name);
   }
 
@@ -216,6 +220,14 @@ class CuBackend final : public Backend {
   }
 
   size_t local_memory() const override { return local_bytes_; }
+  int group_limit(const std::string& name) override {
+    const Current current(context_);
+    int threads = 0;
+    check(api()->cuFuncGetAttribute(&threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, function(name)), who(),
+          "cuFuncGetAttribute");
+    return threads;
+  }
+  int64_t compute_units() const override { return compute_units_; }
 
   std::optional<Type> dense_type() override {
     std::lock_guard lock(mutex_);
@@ -264,6 +276,7 @@ class CuBackend final : public Backend {
   CUmodule module_ = nullptr;
   cublasHandle_t cublas_ = nullptr;  // made at the dense path's first use
   size_t local_bytes_ = 0;  // static shared memory per block
+  int64_t compute_units_ = 1;
   std::mutex mutex_;  // the function table, the cuBLAS handle
   std::unordered_map<std::string, CUfunction> functions_;
 };

@@ -16,8 +16,9 @@ GM_FN gm_u32 gm_iq_u32(const GM_GLOBAL gm_u8* p) { return gm_iq_u16(p) | gm_iq_u
 /* Nibble i of a byte array holding two 4-bit values per byte, low nibble first. */
 GM_FN gm_u32 gm_iq_nibble(const GM_GLOBAL gm_u8* p, int i) { return (gm_u32)(p[i >> 1] >> (4 * (i & 1))) & 0xfu; }
 
-/* An IQ3 run: two 4-value grid entries, the first in the low bytes. */
-GM_FN gm_u64 gm_iq3_pair(gm_u32 lo, gm_u32 hi) { return (gm_u64)lo | (gm_u64)hi << 32; }
+/* The two 32-bit words of entry e of a grid of 8-byte entries (IQ2, IQ1), low word first: the arguments a run takes
+ * for its 8 values (IQ3's runs take two 4-byte entries). */
+#define GM_IQ_GRID_WORDS(grid, e) GM_TABLE_WORD(grid, 2 * (e)), GM_TABLE_WORD(grid, 2 * (e) + 1)
 
 /* Exact binary16 to f32 from raw bits that are not in memory (IQ1_M's scale): as format::fp16_to_f32. */
 GM_FN float gm_iq_half_bits(gm_u32 h) {
@@ -44,18 +45,21 @@ GM_FN gm_u32 gm_iq_signs7(gm_u32 s) {
   return s | (parity & 1u) << 7;
 }
 
-/* An IQ2 or IQ3 run: the 8 grid magnitudes (byte j of the entry is value j), negated where sign bit j is set. */
-GM_FN void gm_iq_signed_run(gm_i8* q, gm_u64 magnitudes, gm_u32 signs) {
+/* An IQ2 or IQ3 run: the 8 grid magnitudes (byte j of the words lo, hi is value j), negated where sign bit j is
+ * set. */
+GM_FN void gm_iq_signed_run(gm_i8* q, gm_u32 lo, gm_u32 hi, gm_u32 signs) {
   for (int j = 0; j < 8; ++j) {
-    const int m = (int)((magnitudes >> (8 * j)) & 0xffu);
+    const int m = (int)(((j < 4 ? lo : hi) >> (8 * (j & 3))) & 0xffu);
     q[j] = (gm_i8)(((signs >> j) & 1u) ? -m : m);
   }
 }
 
-/* An IQ1 run in units of its delta (1/8, so exact): grid values in {-1, 0, 1} (signed bytes) times 8, plus or
- * minus one delta. */
-GM_FN void gm_iq1_run(gm_i8* q, gm_u64 grid, int negative_delta) {
-  for (int j = 0; j < 8; ++j) q[j] = (gm_i8)(8 * (gm_i8)(grid >> (8 * j)) + (negative_delta ? -1 : 1));
+/* An IQ1 run in units of its delta (1/8, so exact): grid values in {-1, 0, 1} (signed bytes of lo, hi) times 8,
+ * plus or minus one delta. */
+GM_FN void gm_iq1_run(gm_i8* q, gm_u32 lo, gm_u32 hi, int negative_delta) {
+  for (int j = 0; j < 8; ++j) {
+    q[j] = (gm_i8)(8 * (gm_i8)((j < 4 ? lo : hi) >> (8 * (j & 3))) + (negative_delta ? -1 : 1));
+  }
 }
 
 /* The 3-bit scale s of the IQ1 formats means 2s + 1, in units of the delta: d * (2s + 1) rounded, then times 1/8. */
@@ -71,7 +75,7 @@ GM_FN gm_sub gm_decode_iq2_xxs(const GM_GLOBAL gm_u8* b, int sub) {
   s.offset = 0.0f;
   for (int k = 0; k < 2; ++k) {
     const int r = 2 * (sub & 1) + k;
-    gm_iq_signed_run(s.q + 8 * k, gm_iq2_xxs_grid[group[r]], gm_iq_signs7(aux >> (7 * r)));
+    gm_iq_signed_run(s.q + 8 * k, GM_IQ_GRID_WORDS(gm_iq2_xxs_grid, group[r]), gm_iq_signs7(aux >> (7 * r)));
   }
   return s;
 }
@@ -84,7 +88,7 @@ GM_FN gm_sub gm_decode_iq2_xs(const GM_GLOBAL gm_u8* b, int sub) {
   s.offset = 0.0f;
   for (int k = 0; k < 2; ++k) {
     const gm_u32 w = gm_iq_u16(b + 2 + 2 * (2 * sub + k));
-    gm_iq_signed_run(s.q + 8 * k, gm_iq2_xs_grid[w & 511u], gm_iq_signs7(w >> 9));
+    gm_iq_signed_run(s.q + 8 * k, GM_IQ_GRID_WORDS(gm_iq2_xs_grid, w & 511u), gm_iq_signs7(w >> 9));
   }
   return s;
 }
@@ -99,7 +103,7 @@ GM_FN gm_sub gm_decode_iq2_s(const GM_GLOBAL gm_u8* b, int sub) {
   for (int k = 0; k < 2; ++k) {
     const int i = 2 * sub + k;
     const gm_u32 index = (gm_u32)b[2 + i] | ((qh >> (2 * (i & 3))) & 3u) << 8;
-    gm_iq_signed_run(s.q + 8 * k, gm_iq2_s_grid[index], b[34 + i]);
+    gm_iq_signed_run(s.q + 8 * k, GM_IQ_GRID_WORDS(gm_iq2_s_grid, index), b[34 + i]);
   }
   return s;
 }
@@ -114,8 +118,7 @@ GM_FN gm_sub gm_decode_iq3_xxs(const GM_GLOBAL gm_u8* b, int sub) {
   for (int k = 0; k < 2; ++k) {
     const int i = 2 * sub + k;
     const GM_GLOBAL gm_u8* q = b + 2 + 2 * i;
-    gm_iq_signed_run(s.q + 8 * k, gm_iq3_pair(gm_iq3_xxs_grid[q[0]], gm_iq3_xxs_grid[q[1]]),
-                     gm_iq_signs7(aux >> (7 * (i & 3))));
+    gm_iq_signed_run(s.q + 8 * k, gm_iq3_xxs_grid[q[0]], gm_iq3_xxs_grid[q[1]], gm_iq_signs7(aux >> (7 * (i & 3))));
   }
   return s;
 }
@@ -132,10 +135,8 @@ GM_FN gm_sub gm_decode_iq3_s(const GM_GLOBAL gm_u8* b, int sub) {
     const int i = 2 * sub + k;
     const GM_GLOBAL gm_u8* q = b + 2 + 2 * i;
     const gm_u32 high = qh >> (2 * (i & 3));
-    gm_iq_signed_run(s.q + 8 * k,
-                     gm_iq3_pair(gm_iq3_s_grid[(gm_u32)q[0] | (high & 1u) << 8],
-                                 gm_iq3_s_grid[(gm_u32)q[1] | (high & 2u) << 7]),
-                     b[74 + i]);
+    gm_iq_signed_run(s.q + 8 * k, gm_iq3_s_grid[(gm_u32)q[0] | (high & 1u) << 8],
+                     gm_iq3_s_grid[(gm_u32)q[1] | (high & 2u) << 7], b[74 + i]);
   }
   return s;
 }
@@ -150,7 +151,7 @@ GM_FN gm_sub gm_decode_iq1_s(const GM_GLOBAL gm_u8* b, int sub) {
   for (int k = 0; k < 2; ++k) {
     const int i = 2 * sub + k;
     const gm_u32 index = (gm_u32)b[2 + i] | ((h >> (3 * (i & 3))) & 7u) << 8;
-    gm_iq1_run(s.q + 8 * k, gm_iq1_s_grid[index], (h & 0x8000u) != 0u);
+    gm_iq1_run(s.q + 8 * k, GM_IQ_GRID_WORDS(gm_iq1_s_grid, index), (h & 0x8000u) != 0u);
   }
   return s;
 }
@@ -168,7 +169,7 @@ GM_FN gm_sub gm_decode_iq1_m(const GM_GLOBAL gm_u8* b, int sub) {
   for (int k = 0; k < 2; ++k) {
     const int i = 2 * sub + k;
     const gm_u32 h = gm_iq_nibble(b + 32, i);
-    gm_iq1_run(s.q + 8 * k, gm_iq1_s_grid[(gm_u32)b[i] | (h & 7u) << 8], (h & 8u) != 0u);
+    gm_iq1_run(s.q + 8 * k, GM_IQ_GRID_WORDS(gm_iq1_s_grid, (gm_u32)b[i] | (h & 7u) << 8), (h & 8u) != 0u);
   }
   return s;
 }

@@ -6,8 +6,10 @@
  * work-group's array); GM_FN functions; GM_KERNEL entry points with GM_GLOBAL_ID, GM_LOCAL_ID, GM_GROUP_ID,
  * GM_LOCAL_SIZE, GM_NUM_GROUPS (dimensions 0 and 1); GM_BARRIER (for local memory) and GM_BARRIER_GLOBAL (for
  * global memory too, within a work-group); GM_ATOMIC_INC on a global int (returning its old value); GM_TABLE for
- * constant lookup tables; gm_half_at and gm_store_half for binary16 loads and stores; gm_as_float for bit
- * casts; the math functions fabs, isnan, isfinite and rint on floats.
+ * constant lookup tables, and GM_TABLE_WORD(table, i) for 32-bit word i of a table of 64-bit entries (entry e's low
+ * half is word 2e: devices are little-endian); gm_half_at and gm_store_half for binary16 loads and stores;
+ * gm_as_float for bit casts; the math functions fabs, isnan, isfinite and rint on floats; GM_UNROLL before a loop of
+ * constant trip count that indexes a work-item's array (so that the array stays in registers).
  * Code between GM_BEGIN and GM_END is what the host compiles (into namespace ggufmm::device::kernels). No structs
  * over block memory (layouts are read byte by byte, so no alignment or padding differs between compilers), no
  * recursion, no dynamic allocation. Capability macros select a device's fast paths over the portable code:
@@ -35,6 +37,7 @@ typedef long gm_i64;
 #define GM_FN static inline
 #define GM_KERNEL __kernel
 #define GM_TABLE(type, name) __constant type name[]
+#define GM_TABLE_WORD(table, i) (((__constant gm_u32*)(table))[i])
 #define GM_GLOBAL_ID(d) ((gm_i64)get_global_id(d))
 #define GM_LOCAL_ID(d) ((int)get_local_id(d))
 #define GM_GROUP_ID(d) ((gm_i64)get_group_id(d))
@@ -43,6 +46,7 @@ typedef long gm_i64;
 #define GM_BARRIER() barrier(CLK_LOCAL_MEM_FENCE)
 #define GM_BARRIER_GLOBAL() barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE)
 #define GM_ATOMIC_INC(p) atomic_inc(p)
+#define GM_UNROLL _Pragma("unroll")
 #define GM_BEGIN
 #define GM_END
 #define gm_as_float(bits) as_float(bits)
@@ -66,6 +70,7 @@ typedef int64_t gm_i64;
 #define GM_FN static __device__ __forceinline__
 #define GM_KERNEL extern "C" __global__
 #define GM_TABLE(type, name) static __constant__ type name[]
+#define GM_TABLE_WORD(table, i) (((const gm_u32*)(table))[i])
 #define GM_DIM(v, d) ((d) == 0 ? (v).x : (v).y)
 #define GM_GLOBAL_ID(d) ((gm_i64)GM_DIM(blockIdx, d) * GM_DIM(blockDim, d) + GM_DIM(threadIdx, d))
 #define GM_LOCAL_ID(d) ((int)GM_DIM(threadIdx, d))
@@ -75,6 +80,7 @@ typedef int64_t gm_i64;
 #define GM_BARRIER() __syncthreads()
 #define GM_BARRIER_GLOBAL() __syncthreads()
 #define GM_ATOMIC_INC(p) atomicAdd((p), 1)
+#define GM_UNROLL _Pragma("unroll")
 /* The fast paths the portable code takes where the device has them: warp shuffles, and the 4-byte dot product. */
 #define GM_HAS_WARP_SHUFFLE 1
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 610
@@ -104,6 +110,7 @@ using gm_i64 = int64_t;
 #define GM_GLOBAL
 #define GM_FN inline
 #define GM_TABLE(type, name) inline constexpr type name[]
+#define GM_TABLE_WORD(table, i) ((gm_u32)((table)[(i) / 2] >> 32 * ((i) % 2)))
 /* On the host the kernel source lives in a namespace of its own. */
 #define GM_BEGIN namespace ggufmm::device::kernels {
 #define GM_END }

@@ -153,10 +153,12 @@ GM_FN void gm_gemv_store(GM_LOCAL float* partial, float* acc, gm_i64 set, gm_set
 #if defined(GM_HAS_WARP_SHUFFLE)
   /* Each warp sums its lanes by shuffles; then its first lane leaves the warp's sum for the group's. */
   const int warps = GM_GEMV_GROUP / 32, warp = lid / 32;
-  for (int r = 0; r < s.rows; ++r) {
-    float v = acc[r];
-    for (int offset = 16; offset > 0; offset /= 2) v += __shfl_down_sync(0xffffffffu, v, offset);
-    if (lid % 32 == 0) partial[r * warps + warp] = v;
+  GM_UNROLL for (int r = 0; r < GM_MAX_ROWS; ++r) {
+    if (r < s.rows) {
+      float v = acc[r];
+      for (int offset = 16; offset > 0; offset /= 2) v += __shfl_down_sync(0xffffffffu, v, offset);
+      if (lid % 32 == 0) partial[r * warps + warp] = v;
+    }
   }
   GM_BARRIER();
   if (lid < s.rows) {
@@ -166,7 +168,9 @@ GM_FN void gm_gemv_store(GM_LOCAL float* partial, float* acc, gm_i64 set, gm_set
   }
   const int stride_of_row = warps;
 #else
-  for (int r = 0; r < s.rows; ++r) partial[r * GM_GEMV_GROUP + lid] = acc[r];
+  GM_UNROLL for (int r = 0; r < GM_MAX_ROWS; ++r) {
+    if (r < s.rows) partial[r * GM_GEMV_GROUP + lid] = acc[r];
+  }
   GM_BARRIER();
   for (int stride = GM_GEMV_GROUP / 2; stride > 0; stride /= 2) {
     if (lid < stride) {
@@ -189,16 +193,20 @@ GM_FN void gm_gemv_store(GM_LOCAL float* partial, float* acc, gm_i64 set, gm_set
 #define GM_GEMV_SUM_QUANT(name)                                                                                   \
   for (gm_i64 sub = GM_LOCAL_ID(0); sub < a.k / 16; sub += GM_GEMV_GROUP) {                                       \
     const gm_sub b = gm_decode_##name(row + (sub / a.subs_per_block) * a.block_bytes, (int)(sub % a.subs_per_block)); \
-    for (int r = 0; r < s.rows; ++r) {                                                                            \
-      const gm_i64 i = (s.act_row + r) * a.k + sub * 16;                                                          \
-      const int isum = gm_dot16(b.q, xq + i);                                                                     \
-      acc[r] += b.scale * xd[i / 32] * (float)isum - b.offset * xsum[i / 16];                                   \
+    GM_UNROLL for (int r = 0; r < GM_MAX_ROWS; ++r) {                                                             \
+      if (r < s.rows) {                                                                                           \
+        const gm_i64 i = (s.act_row + r) * a.k + sub * 16;                                                        \
+        const int isum = gm_dot16(b.q, xq + i);                                                                   \
+        acc[r] += b.scale * xd[i / 32] * (float)isum - b.offset * xsum[i / 16];                                 \
+      }                                                                                                           \
     }                                                                                                             \
   }
 #define GM_GEMV_SUM_FLOAT(name)                                                                                   \
   for (gm_i64 j = GM_LOCAL_ID(0); j < a.k; j += GM_GEMV_GROUP) {                                                  \
     const float v = gm_value_##name(row, j);                                                                      \
-    for (int r = 0; r < s.rows; ++r) acc[r] += v * x[(s.act_row + r) * a.k + j];                                  \
+    GM_UNROLL for (int r = 0; r < GM_MAX_ROWS; ++r) {                                                             \
+      if (r < s.rows) acc[r] += v * x[(s.act_row + r) * a.k + j];                                                 \
+    }                                                                                                             \
   }
 
 /* x is the activations as they are (the float formats read them), xq, xd and xsum as quantize_act left them. */
@@ -223,27 +231,34 @@ GM_FN void gm_gemv_store(GM_LOCAL float* partial, float* acc, gm_i64 set, gm_set
 GM_PROGRAM_QUANT(GM_GEMV_QUANT_KERNEL)
 GM_PROGRAM_FLOAT(GM_GEMV_FLOAT_KERNEL)
 
-/* Prefill: a work-group computes a tile of GM_TILE_M weight rows by TN activation rows (TN 16, 32 or 64, chosen by
- * the row count). Each 32-value step, its work-items decode the tile's weight sub-blocks once into local memory
- * (the same integers, scales and offsets as gemv's) beside the step's quantized activation rows, then every
- * work-item multiplies its TN / 8 weight rows by 8 activation rows from there, in exact integers per 16 values
- * scaled as gemv scales them. Two buffers: the next step is decoded while this one is multiplied, one barrier
- * apart. A matmul's tiles are its rows in order; mul_mat_id's are an expert's rows as route_experts listed them
- * (tiles: expert, first, count triples, count 0 past the last; order: output rows). Work-items whose activation
- * rows the tile did not get skip the arithmetic, and a tile of no rows returns at once. */
+/* Prefill: a work-group computes tiles of GM_TILE_M weight rows by TN activation rows (TN 16 to 256, chosen by the
+ * row count) in GM_TILE_GROUP(TN) work-items. Each 32-value step, its work-items decode the tile's weight
+ * sub-blocks once into local memory (the same integers, scales and offsets as gemv's) beside the step's quantized
+ * activation rows, then every work-item multiplies its weight rows (TN / 8 of them, or 8 in the larger tiles) by 8
+ * activation rows from there, in exact integers per 16 values scaled as gemv scales them. Two buffers: the next
+ * step is decoded while this one is multiplied, one barrier apart. A matmul's tiles are its rows in order, a
+ * work-group per tile; mul_mat_id's are an expert's rows as route_experts listed them (tiles: their number, then
+ * expert, first, count triples; order: output rows), and a work-group takes every GM_NUM_GROUPS(1)-th of them, so
+ * that the grid is sized to the device rather than to the most tiles a routing could need. Work-items whose
+ * activation rows the tile did not get skip the arithmetic. */
 #define GM_TILE_M 64
+#define GM_TILE_GROUP(TN) ((TN) < GM_TILE_M ? GM_TILE_M : (TN))
 typedef struct {
   gm_i64 expert;
   gm_i64 first;
   int count;
 } gm_tile;
 
+GM_FN gm_i64 gm_tile_count(int tile_rows, const GM_GLOBAL gm_i32* tiles, const gm_gemv_args* a) {
+  return a->expert_bytes ? (gm_i64)tiles[0] : (a->out_rows + tile_rows - 1) / tile_rows;
+}
+
 GM_FN gm_tile gm_tile_at(gm_i64 tile, int tile_rows, const GM_GLOBAL gm_i32* tiles, const gm_gemv_args* a) {
   gm_tile t;
   if (a->expert_bytes) {
-    t.expert = tiles[3 * tile];
-    t.first = tiles[3 * tile + 1];
-    t.count = tiles[3 * tile + 2];
+    t.expert = tiles[1 + 3 * tile];
+    t.first = tiles[2 + 3 * tile];
+    t.count = tiles[3 + 3 * tile];
   } else {
     t.expert = 0;
     t.first = tile * tile_rows;
@@ -256,12 +271,13 @@ GM_FN gm_i64 gm_tile_row(gm_tile t, int j, const GM_GLOBAL gm_i32* order, const 
   return a->expert_bytes ? (gm_i64)order[t.first + j] : t.first + j;
 }
 
-/* Step `step`'s weight sub-blocks (a row per work-item) and activation rows into buffer `buf`. */
+/* Step `step`'s weight sub-blocks (a row per work-item of the first GM_TILE_M) and activation rows (one per
+ * work-item of the first t.count) into buffer `buf`. */
 #define GM_TILE_LOAD(name, TN, step, buf)                                                                         \
   {                                                                                                               \
     const gm_i64 sub0 = (step) * 2, o = m0 + lid;                                                                 \
     const int at = (buf) * GM_TILE_M + lid;                                                                       \
-    for (int h = 0; h < 2; ++h) {                                                                                 \
+    for (int h = 0; h < 2 && lid < GM_TILE_M; ++h) {                                                              \
       gm_sub b;                                                                                                   \
       if (o < a.m) {                                                                                              \
         const gm_i64 sub = sub0 + h;                                                                              \
@@ -286,6 +302,8 @@ GM_FN gm_i64 gm_tile_row(gm_tile t, int j, const GM_GLOBAL gm_i32* order, const 
     }                                                                                                             \
   }
 
+/* A work-item's outputs: weight rows rm, rm + bands, ... (GM_TILE_RM(TN) of them), activation rows cn to cn + 7. */
+#define GM_TILE_RM(TN) (GM_TILE_M * (TN) / (8 * GM_TILE_GROUP(TN)))
 #define GM_TILED_KERNEL(name, TN)                                                                                 \
   GM_KERNEL void tiled##TN##_##name(const GM_GLOBAL gm_u8* w, const GM_GLOBAL gm_i32* tiles,                      \
                                     const GM_GLOBAL gm_i32* order, const GM_GLOBAL gm_i8* xq,                     \
@@ -298,58 +316,63 @@ GM_FN gm_i64 gm_tile_row(gm_tile t, int j, const GM_GLOBAL gm_i32* order, const 
     GM_SHARED float ad[2 * (TN)];                                                                                 \
     GM_SHARED float asum[2 * (TN) * 2];                                                                           \
     GM_SHARED gm_i64 arow[TN];                                                                                    \
-    const gm_tile t = gm_tile_at(GM_GROUP_ID(1), TN, tiles, &a);                                                  \
-    if (t.count <= 0) return;                                                                                     \
     const int lid = GM_LOCAL_ID(0);                                                                               \
-    const gm_i64 m0 = GM_GROUP_ID(0) * GM_TILE_M;                                                                 \
-    const GM_GLOBAL gm_u8* matrix = w + t.expert * a.expert_bytes;                                                \
-    /* This work-item's outputs: weight rows rm + i * (64 / (TN / 8)), activation rows cn to cn + 7. */           \
-    const int across = (TN) / 8, rm = lid / across, cn = (lid % across) * 8;                                      \
-    const int mine = t.count - cn < 8 ? (t.count - cn > 0 ? t.count - cn : 0) : 8;                                \
-    float acc[(TN) / 8][8];                                                                                       \
-    for (int i = 0; i < across; ++i)                                                                              \
-      for (int c = 0; c < 8; ++c) acc[i][c] = 0.0f;                                                               \
-    /* Each work-item gathers the activation row it loads, and reads only that one. */                            \
-    if (lid < (TN)) arow[lid] = lid < t.count ? gm_act_row(gm_tile_row(t, lid, order, &a), &a) : 0;              \
-    const gm_i64 steps = a.k / 32;                                                                                \
-    GM_TILE_LOAD(name, TN, 0, 0)                                                                                  \
-    GM_BARRIER();                                                                                                 \
-    for (gm_i64 step = 0; step < steps; ++step) {                                                                 \
-      if (step + 1 < steps) GM_TILE_LOAD(name, TN, step + 1, (step + 1) & 1)                                      \
-      const int buf = (int)(step & 1);                                                                            \
-      for (int i = 0; i < across; ++i) {                                                                          \
-        const int r = buf * GM_TILE_M + rm + i * (GM_TILE_M / across);                                            \
-        for (int c = 0; c < 8; ++c) {                                                                             \
-          if (c < mine) {                                                                                         \
-            const int n = buf * (TN) + cn + c;                                                                    \
-            for (int h = 0; h < 2; ++h) {                                                                         \
-              const int isum = gm_dot16_local(wq + r * 32 + h * 16, aq + n * 32 + h * 16);                        \
-              acc[i][c] += wscale[r * 2 + h] * ad[n] * (float)isum - woffset[r * 2 + h] * asum[n * 2 + h];        \
+    const gm_i64 m0 = GM_GROUP_ID(0) * GM_TILE_M, tiles_in_all = gm_tile_count(TN, tiles, &a);                    \
+    const int across = (TN) / 8, bands = GM_TILE_GROUP(TN) / across, rm = lid / across, cn = (lid % across) * 8;  \
+    for (gm_i64 tile = GM_GROUP_ID(1); tile < tiles_in_all; tile += GM_NUM_GROUPS(1)) {                           \
+      const gm_tile t = gm_tile_at(tile, TN, tiles, &a);                                                          \
+      const GM_GLOBAL gm_u8* matrix = w + t.expert * a.expert_bytes;                                              \
+      const int mine = t.count - cn < 8 ? (t.count - cn > 0 ? t.count - cn : 0) : 8;                              \
+      float acc[GM_TILE_RM(TN)][8];                                                                               \
+      GM_UNROLL for (int i = 0; i < GM_TILE_RM(TN); ++i) {                                                        \
+        GM_UNROLL for (int c = 0; c < 8; ++c) acc[i][c] = 0.0f;                                                   \
+      }                                                                                                           \
+      /* Each work-item gathers the activation row it loads, and reads only that one. */                          \
+      if (lid < (TN)) arow[lid] = lid < t.count ? gm_act_row(gm_tile_row(t, lid, order, &a), &a) : 0;            \
+      const gm_i64 steps = a.k / 32;                                                                              \
+      GM_TILE_LOAD(name, TN, 0, 0)                                                                                \
+      GM_BARRIER();                                                                                               \
+      for (gm_i64 step = 0; step < steps; ++step) {                                                               \
+        if (step + 1 < steps) GM_TILE_LOAD(name, TN, step + 1, (step + 1) & 1)                                    \
+        const int buf = (int)(step & 1);                                                                          \
+        GM_UNROLL for (int i = 0; i < GM_TILE_RM(TN); ++i) {                                                      \
+          const int r = buf * GM_TILE_M + rm + i * bands;                                                         \
+          GM_UNROLL for (int c = 0; c < 8; ++c) {                                                                 \
+            if (c < mine) {                                                                                       \
+              const int n = buf * (TN) + cn + c;                                                                  \
+              GM_UNROLL for (int h = 0; h < 2; ++h) {                                                             \
+                const int isum = gm_dot16_local(wq + r * 32 + h * 16, aq + n * 32 + h * 16);                      \
+                acc[i][c] += wscale[r * 2 + h] * ad[n] * (float)isum - woffset[r * 2 + h] * asum[n * 2 + h];      \
+              }                                                                                                   \
             }                                                                                                     \
           }                                                                                                       \
         }                                                                                                         \
+        GM_BARRIER();                                                                                             \
       }                                                                                                           \
-      GM_BARRIER();                                                                                               \
-    }                                                                                                             \
-    for (int i = 0; i < across; ++i) {                                                                            \
-      const gm_i64 o = m0 + rm + i * (GM_TILE_M / across);                                                        \
-      for (int c = 0; c < mine && o < a.m; ++c) {                                                                 \
-        const gm_i64 at = gm_tile_row(t, cn + c, order, &a) * a.m + o;                                            \
-        y[at] = acc[i][c] + (a.has_residual ? residual[at] : 0.0f);                                               \
+      GM_UNROLL for (int i = 0; i < GM_TILE_RM(TN); ++i) {                                                        \
+        const gm_i64 o = m0 + rm + i * bands;                                                                     \
+        GM_UNROLL for (int c = 0; c < 8; ++c) {                                                                   \
+          if (c < mine && o < a.m) {                                                                              \
+            const gm_i64 at = gm_tile_row(t, cn + c, order, &a) * a.m + o;                                        \
+            y[at] = acc[i][c] + (a.has_residual ? residual[at] : 0.0f);                                           \
+          }                                                                                                       \
+        }                                                                                                         \
       }                                                                                                           \
     }                                                                                                             \
   }
-#define GM_TILED_KERNELS(name) GM_TILED_KERNEL(name, 16) GM_TILED_KERNEL(name, 32) GM_TILED_KERNEL(name, 64)
+#define GM_TILED_KERNELS(name)                                                                          \
+  GM_TILED_KERNEL(name, 16) GM_TILED_KERNEL(name, 32) GM_TILED_KERNEL(name, 64) GM_TILED_KERNEL(name, 128) \
+  GM_TILED_KERNEL(name, 256)
 GM_PROGRAM_QUANT(GM_TILED_KERNELS)
 
 /* mul_mat_id's routing for the tiled kernels, on the device: one work-group counts the rows each expert got
  * (counts: `experts` ints of scratch), lays the output rows out expert by expert in `order`, and lists each
- * expert's tiles of up to `tile_rows` rows in `tiles` (max_tiles of them, those past the last with count 0). Rows
- * routed to an id that names no expert get NaN outputs (m of them each). Within an expert the rows' order is the
- * atomics', which changes no output: each row's sum is its own. */
-GM_KERNEL void route_experts(const GM_GLOBAL gm_i32* ids, gm_i64 routed, gm_i64 experts, gm_i64 tile_rows,
-                             gm_i64 max_tiles, gm_i64 m, GM_GLOBAL gm_i32* counts, GM_GLOBAL gm_i32* order,
-                             GM_GLOBAL gm_i32* tiles, GM_GLOBAL float* y) {
+ * expert's tiles of up to `tile_rows` rows in `tiles` (their number, then a triple each). Rows routed to an id that
+ * names no expert get NaN outputs (m of them each). Within an expert the rows' order is the atomics', which changes
+ * no output: each row's sum is its own. */
+GM_KERNEL void route_experts(const GM_GLOBAL gm_i32* ids, gm_i64 routed, gm_i64 experts, gm_i64 tile_rows, gm_i64 m,
+                             GM_GLOBAL gm_i32* counts, GM_GLOBAL gm_i32* order, GM_GLOBAL gm_i32* tiles,
+                             GM_GLOBAL float* y) {
   const int lid = GM_LOCAL_ID(0), n = GM_LOCAL_SIZE(0);
   for (gm_i64 e = lid; e < experts; e += n) counts[e] = 0;
   GM_BARRIER_GLOBAL();
@@ -367,14 +390,14 @@ GM_KERNEL void route_experts(const GM_GLOBAL gm_i32* ids, gm_i64 routed, gm_i64 
     for (gm_i64 e = 0; e < experts; ++e) {
       const gm_i64 count = counts[e];
       for (gm_i64 f = 0; f < count; f += tile_rows, ++tile) {
-        tiles[3 * tile] = (gm_i32)e;
-        tiles[3 * tile + 1] = (gm_i32)(start + f);
-        tiles[3 * tile + 2] = (gm_i32)(count - f < tile_rows ? count - f : tile_rows);
+        tiles[1 + 3 * tile] = (gm_i32)e;
+        tiles[2 + 3 * tile] = (gm_i32)(start + f);
+        tiles[3 + 3 * tile] = (gm_i32)(count - f < tile_rows ? count - f : tile_rows);
       }
       counts[e] = (gm_i32)start; /* from here on, where the expert's next row goes */
       start += count;
     }
-    for (; tile < max_tiles; ++tile) tiles[3 * tile + 2] = 0;
+    tiles[0] = (gm_i32)tile;
   }
   GM_BARRIER_GLOBAL();
   for (gm_i64 i = lid; i < routed; i += n) {
