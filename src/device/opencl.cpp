@@ -212,10 +212,10 @@ class ClBackend final : public Backend {
   }
   void launch(const std::string& name, Grid grid, std::span<const Arg> args) override {
     std::lock_guard lock(mutex_);
-    const auto [kernel, group_limit] = kernel_locked(name);
-    if (static_cast<size_t>(grid.group) > group_limit) {
+    const auto [kernel, most_items] = kernel_locked(name);
+    if (static_cast<size_t>(grid.group) > most_items) {
       throw Error(Error::Kind::BadUsage, fmt::format("{}: kernel {} runs at most {} work-items per group, not {}",
-                                                     who(), name, group_limit, grid.group));
+                                                     who(), name, most_items, grid.group));
     }
     for (cl_uint i = 0; i < args.size(); ++i) {
       const cl_mem m = args[i].memory ? mem(args[i].value) : nullptr;
