@@ -129,8 +129,7 @@ device::Kernels device_kernels(device::Backend& b, const DeviceInfo& info, const
   const std::optional<PathCrossover> measured = paths::device_crossover_for(info.description, w);
   const auto by_rows = [&] {
     const int64_t tiled_from = measured ? measured->tiled_from : kDeviceTiledFrom;
-    const bool tiles = rows >= tiled_from && device::tile_rows(b, w.type, rows) > 0;
-    return tiles ? device::Kernels::Tiled : device::Kernels::Gemv;
+    return rows >= tiled_from ? device::Kernels::Tiled : device::Kernels::Gemv;
   };
   const auto refused = [&](std::string_view why) {
     return Error(Error::Kind::BadUsage, fmt::format("{} on {}: {}", api::label(w), info.name, why));

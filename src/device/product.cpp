@@ -33,6 +33,24 @@ size_t tile_local_bytes(int tn) {
   return 2 * (weights + activations) + tn * sizeof(int64_t);
 }
 
+// The tiled kernel of `tn` activation rows for `type`.
+std::string tiled_kernel(int tn, Type type) { return fmt::format("tiled{}_{}", tn, type_info(type)->name); }
+
+// The activation rows of the tiles a product of `rows` rows per matrix of `type` takes on this device (16 to 256:
+// the smallest the rows fit, else 256, within the device's local memory and the kernel's work-group limit), or 0
+// where no tile fits the device or `type` has no tiled kernels (the float formats).
+int tile_rows(Backend& backend, Type type, int64_t rows) {
+  if (!quantized(type)) return 0;
+  int tn = 16;
+  while (tn < rows && tn < kMostTileRows) tn *= 2;
+  for (; tn >= 16; tn /= 2) {
+    const bool fits = tile_local_bytes(tn) <= backend.local_memory() &&
+                      tile_group(tn) <= backend.group_limit(tiled_kernel(tn, type));
+    if (fits) return tn;
+  }
+  return 0;
+}
+
 // The values of `blocks` into rows of k values `stride` elements apart, of f32 or f16 elements.
 void dequantize_rows(Backend& b, Type type, const Buffer& blocks, int64_t values, int64_t k, int64_t stride,
                      Type element, void* out) {
@@ -82,19 +100,6 @@ double launch_seconds(Backend& b, const std::string& name, Grid grid, const Args
 }
 
 }  // namespace
-
-int tile_rows(Backend& backend, Type type, int64_t rows) {
-  if (!quantized(type)) return 0;
-  int tn = 16;
-  while (tn < rows && tn < kMostTileRows) tn *= 2;
-  for (; tn >= 16; tn /= 2) {
-    if (tile_local_bytes(tn) <= backend.local_memory() &&
-        tile_group(tn) <= backend.group_limit(fmt::format("tiled{}_{}", tn, type_info(type)->name))) {
-      return tn;
-    }
-  }
-  return 0;
-}
 
 int64_t dense_row_stride(int64_t k, Type type) {
   const int64_t element = type_info(type)->block_bytes;
@@ -156,7 +161,7 @@ void product(Backend& b, const ProductCall& c, Kernels kernels) {
       b.run("route_experts", Grid{1}, c.ids, c.out_rows, c.w.experts, int64_t{tn}, c.w.m, counts->handle(),
             order->handle(), list->handle(), c.y);
     }
-    b.run(fmt::format("tiled{}_{}", tn, t.name), Grid{weight_tiles, groups, tile_group(tn)}, c.blocks.handle(),
+    b.run(tiled_kernel(tn, c.w.type), Grid{weight_tiles, groups, tile_group(tn)}, c.blocks.handle(),
           moe ? list->handle() : c.y, moe ? order->handle() : c.y, xq->handle(), xd->handle(), xsum->handle(),
           residual, c.y, a);
   }

@@ -42,14 +42,9 @@ struct ProductCall {
   const DenseCopy* dense = nullptr;  // the weight's dense copy (Kernels::Dense, matmul only)
 };
 
-// The kernels a product runs: gemv sets of up to 7 rows, prefill tiles (quantized formats; the float formats run
-// gemv), or the backend's GEMM on a dense copy.
+// The kernels a product runs: gemv sets of up to 7 rows, prefill tiles (quantized formats, where a tile fits the
+// device; else gemv), or the backend's GEMM on a dense copy.
 enum class Kernels { Gemv, Tiled, Dense };
-
-// The activation rows of the tiles a product of `rows` rows per matrix of `type` takes on this device (16 to 256:
-// the smallest the rows fit, else 256, within the device's local memory and work-group limit), or 0 where no tile
-// fits the device or `type` has no tiled kernels (the float formats).
-int tile_rows(Backend& backend, Type type, int64_t rows);
 
 // Enqueues the product: the activations quantized to int8 per 32 values (quantized formats), the routing of
 // mul_mat_id's rows by expert (tiled), the kernels or the GEMM (its residual added by accumulating onto it), then
