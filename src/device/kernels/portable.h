@@ -13,7 +13,8 @@
  * Code between GM_BEGIN and GM_END is what the host compiles (into namespace ggufmm::device::kernels). No structs
  * over block memory (layouts are read byte by byte, so no alignment or padding differs between compilers), no
  * recursion, no dynamic allocation. Capability macros select a device's fast paths over the portable code:
- * GM_HAS_FP64 (doubles), GM_HAS_WARP_SHUFFLE and GM_HAS_DP4A (CUDA's warp shuffles and 4-byte dot products). */
+ * GM_HAS_FP64 (doubles), GM_HAS_WARP_SHUFFLE and GM_HAS_DP4A (CUDA's warp shuffles and 4-byte dot products) and
+ * GM_HAS_MMA (CUDA's int8 tensor-core matrix products, sm_80 on). */
 #ifndef GGUFMM_DEVICE_PORTABLE_H
 #define GGUFMM_DEVICE_PORTABLE_H
 
@@ -81,10 +82,14 @@ typedef int64_t gm_i64;
 #define GM_BARRIER_GLOBAL() __syncthreads()
 #define GM_ATOMIC_INC(p) atomicAdd((p), 1)
 #define GM_UNROLL _Pragma("unroll")
-/* The fast paths the portable code takes where the device has them: warp shuffles, and the 4-byte dot product. */
+/* The fast paths the portable code takes where the device has them: warp shuffles, the 4-byte dot product, and
+ * the int8 m16n8k16 tensor-core product. */
 #define GM_HAS_WARP_SHUFFLE 1
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 610
 #define GM_HAS_DP4A 1
+#endif
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+#define GM_HAS_MMA 1
 #endif
 #define GM_BEGIN
 #define GM_END

@@ -234,13 +234,14 @@ GM_PROGRAM_FLOAT(GM_GEMV_FLOAT_KERNEL)
 /* Prefill: a work-group computes tiles of GM_TILE_M weight rows by TN activation rows (TN 16 to 256, chosen by the
  * row count) in GM_TILE_GROUP(TN) work-items. Each 32-value step, its work-items decode the tile's weight
  * sub-blocks once into local memory (the same integers, scales and offsets as gemv's) beside the step's quantized
- * activation rows, then every work-item multiplies its weight rows (TN / 8 of them, or 8 in the larger tiles) by 8
- * activation rows from there, in exact integers per 16 values scaled as gemv scales them. Two buffers: the next
- * step is decoded while this one is multiplied, one barrier apart. A matmul's tiles are its rows in order, a
- * work-group per tile; mul_mat_id's are an expert's rows as route_experts listed them (tiles: their number, then
- * expert, first, count triples; order: output rows), and a work-group takes every GM_NUM_GROUPS(1)-th of them, so
- * that the grid is sized to the device rather than to the most tiles a routing could need. Work-items whose
- * activation rows the tile did not get skip the arithmetic. */
+ * activation rows, then every warp (32 work-items) multiplies the tile's 64 weight rows by its share of activation
+ * rows from there, as 16 x 8 blocks of exact integer sums per 16 values (gm_block_sums: tensor cores where the
+ * device has them), scaled as gemv scales them. Two buffers: the next step is decoded while this one is
+ * multiplied, one barrier apart. A matmul's tiles are its rows in order, a work-group per tile; mul_mat_id's are
+ * an expert's rows as route_experts listed them (tiles: their number, then expert, first, count triples; order:
+ * output rows), and a work-group takes every GM_NUM_GROUPS(1)-th of them, so that the grid is sized to the device
+ * rather than to the most tiles a routing could need. Warps whose activation rows the tile did not get skip the
+ * arithmetic. */
 #define GM_TILE_M 64
 #define GM_TILE_GROUP(TN) ((TN) < GM_TILE_M ? GM_TILE_M : (TN))
 typedef struct {
@@ -271,8 +272,26 @@ GM_FN gm_i64 gm_tile_row(gm_tile t, int j, const GM_GLOBAL gm_i32* order, const 
   return a->expert_bytes ? (gm_i64)order[t.first + j] : t.first + j;
 }
 
+/* The integer sums over 16 codes of a 16 x 8 block: weight rows w (32 bytes apart) against activation rows x (32
+ * apart), called by all 32 work-items of a warp at once. Lane l gets the four of rows g = l / 4 and g + 8 by
+ * columns c = 2 (l % 4) and c + 1: sums (g, c), (g, c + 1), (g + 8, c), (g + 8, c + 1), the accumulator layout of
+ * NVIDIA's m16n8k16 int8 mma, which loads the lane's 4 bytes of rows g and g + 8 and of activation row g. */
+GM_FN void gm_block_sums(int* sums, const GM_LOCAL gm_i8* w, const GM_LOCAL gm_i8* x, int lane) {
+  const int g = lane / 4, c = lane % 4 * 2;
+#if defined(GM_HAS_MMA)
+  const int a0 = *(const GM_LOCAL int*)(w + g * 32 + c * 2), a1 = *(const GM_LOCAL int*)(w + (g + 8) * 32 + c * 2);
+  const int b = *(const GM_LOCAL int*)(x + g * 32 + c * 2);
+  sums[0] = sums[1] = sums[2] = sums[3] = 0;
+  asm("mma.sync.aligned.m16n8k16.row.col.s32.s8.s8.s32 {%0, %1, %2, %3}, {%4, %5}, {%6}, {%0, %1, %2, %3};"
+      : "+r"(sums[0]), "+r"(sums[1]), "+r"(sums[2]), "+r"(sums[3])
+      : "r"(a0), "r"(a1), "r"(b));
+#else
+  GM_UNROLL for (int e = 0; e < 4; ++e) sums[e] = gm_dot16_local(w + (g + e / 2 * 8) * 32, x + (c + e % 2) * 32);
+#endif
+}
+
 /* Step `step`'s weight sub-blocks (a row per work-item of the first GM_TILE_M) and activation rows (one per
- * work-item of the first t.count) into buffer `buf`. */
+ * work-item of the first TN; zeros past t.count) into buffer `buf`. */
 #define GM_TILE_LOAD(name, TN, step, buf)                                                                         \
   {                                                                                                               \
     const gm_i64 sub0 = (step) * 2, o = m0 + lid;                                                                 \
@@ -292,40 +311,45 @@ GM_FN gm_i64 gm_tile_row(gm_tile t, int j, const GM_GLOBAL gm_i32* order, const 
       wscale[at * 2 + h] = b.scale;                                                                               \
       woffset[at * 2 + h] = b.offset;                                                                             \
     }                                                                                                             \
-    if (lid < t.count) {                                                                                          \
+    if (lid < (TN)) {                                                                                             \
+      const int n = (buf) * (TN) + lid, real = lid < t.count;                                                     \
       const gm_i64 i = arow[lid] * a.k + (step) * 32;                                                             \
-      const int n = (buf) * (TN) + lid;                                                                           \
-      for (int j = 0; j < 32; ++j) aq[n * 32 + j] = xq[i + j];                                                    \
-      ad[n] = xd[i / 32];                                                                                         \
-      asum[n * 2] = xsum[i / 16];                                                                                 \
-      asum[n * 2 + 1] = xsum[i / 16 + 1];                                                                         \
+      for (int j = 0; j < 32; ++j) aq[n * 32 + j] = real ? xq[i + j] : 0;                                         \
+      ad[n] = real ? xd[i / 32] : 0.0f;                                                                           \
+      asum[n * 2] = real ? xsum[i / 16] : 0.0f;                                                                   \
+      asum[n * 2 + 1] = real ? xsum[i / 16 + 1] : 0.0f;                                                           \
     }                                                                                                             \
   }
 
-/* A work-item's outputs: weight rows rm, rm + bands, ... (GM_TILE_RM(TN) of them), activation rows cn to cn + 7. */
-#define GM_TILE_RM(TN) (GM_TILE_M * (TN) / (8 * GM_TILE_GROUP(TN)))
+/* A warp's outputs: its GM_TILE_CB(TN) blocks of 8 activation rows (from 8 * GM_TILE_CB(TN) * warp) in all four
+ * 16-row blocks, each held as gm_block_sums lays it out: acc[row block][column block][sum]. */
+#define GM_TILE_CB(TN) ((TN) * 4 / GM_TILE_GROUP(TN))
 #define GM_TILED_KERNEL(name, TN)                                                                                 \
   GM_KERNEL void tiled##TN##_##name(const GM_GLOBAL gm_u8* w, const GM_GLOBAL gm_i32* tiles,                      \
                                     const GM_GLOBAL gm_i32* order, const GM_GLOBAL gm_i8* xq,                     \
                                     const GM_GLOBAL float* xd, const GM_GLOBAL float* xsum,                       \
                                     const GM_GLOBAL float* residual, GM_GLOBAL float* y, gm_gemv_args a) {        \
-    GM_SHARED gm_i8 wq[2 * GM_TILE_M * 32];                                                                       \
+    /* Codes in 32-bit words, so that a block's rows load 4 bytes at a time. */                                   \
+    GM_SHARED gm_i32 wq_words[2 * GM_TILE_M * 8];                                                                 \
     GM_SHARED float wscale[2 * GM_TILE_M * 2];                                                                    \
     GM_SHARED float woffset[2 * GM_TILE_M * 2];                                                                   \
-    GM_SHARED gm_i8 aq[2 * (TN) * 32];                                                                            \
+    GM_SHARED gm_i32 aq_words[2 * (TN) * 8];                                                                      \
     GM_SHARED float ad[2 * (TN)];                                                                                 \
     GM_SHARED float asum[2 * (TN) * 2];                                                                           \
     GM_SHARED gm_i64 arow[TN];                                                                                    \
-    const int lid = GM_LOCAL_ID(0);                                                                               \
+    GM_LOCAL gm_i8* wq = (GM_LOCAL gm_i8*)wq_words;                                                               \
+    GM_LOCAL gm_i8* aq = (GM_LOCAL gm_i8*)aq_words;                                                               \
+    const int lid = GM_LOCAL_ID(0), lane = lid % 32, g = lane / 4, c = lane % 4 * 2;                              \
+    const int n0 = lid / 32 * 8 * GM_TILE_CB(TN);                                                                 \
     const gm_i64 m0 = GM_GROUP_ID(0) * GM_TILE_M, tiles_in_all = gm_tile_count(TN, tiles, &a);                    \
-    const int across = (TN) / 8, bands = GM_TILE_GROUP(TN) / across, rm = lid / across, cn = (lid % across) * 8;  \
     for (gm_i64 tile = GM_GROUP_ID(1); tile < tiles_in_all; tile += GM_NUM_GROUPS(1)) {                           \
       const gm_tile t = gm_tile_at(tile, TN, tiles, &a);                                                          \
       const GM_GLOBAL gm_u8* matrix = w + t.expert * a.expert_bytes;                                              \
-      const int mine = t.count - cn < 8 ? (t.count - cn > 0 ? t.count - cn : 0) : 8;                              \
-      float acc[GM_TILE_RM(TN)][8];                                                                               \
-      GM_UNROLL for (int i = 0; i < GM_TILE_RM(TN); ++i) {                                                        \
-        GM_UNROLL for (int c = 0; c < 8; ++c) acc[i][c] = 0.0f;                                                   \
+      float acc[4][GM_TILE_CB(TN)][4];                                                                            \
+      GM_UNROLL for (int rb = 0; rb < 4; ++rb) {                                                                  \
+        GM_UNROLL for (int cb = 0; cb < GM_TILE_CB(TN); ++cb) {                                                   \
+          GM_UNROLL for (int e = 0; e < 4; ++e) acc[rb][cb][e] = 0.0f;                                            \
+        }                                                                                                         \
       }                                                                                                           \
       /* Each work-item gathers the activation row it loads, and reads only that one. */                          \
       if (lid < (TN)) arow[lid] = lid < t.count ? gm_act_row(gm_tile_row(t, lid, order, &a), &a) : 0;            \
@@ -335,26 +359,34 @@ GM_FN gm_i64 gm_tile_row(gm_tile t, int j, const GM_GLOBAL gm_i32* order, const 
       for (gm_i64 step = 0; step < steps; ++step) {                                                               \
         if (step + 1 < steps) GM_TILE_LOAD(name, TN, step + 1, (step + 1) & 1)                                    \
         const int buf = (int)(step & 1);                                                                          \
-        GM_UNROLL for (int i = 0; i < GM_TILE_RM(TN); ++i) {                                                      \
-          const int r = buf * GM_TILE_M + rm + i * bands;                                                         \
-          GM_UNROLL for (int c = 0; c < 8; ++c) {                                                                 \
-            if (c < mine) {                                                                                       \
-              const int n = buf * (TN) + cn + c;                                                                  \
-              GM_UNROLL for (int h = 0; h < 2; ++h) {                                                             \
-                const int isum = gm_dot16_local(wq + r * 32 + h * 16, aq + n * 32 + h * 16);                      \
-                acc[i][c] += wscale[r * 2 + h] * ad[n] * (float)isum - woffset[r * 2 + h] * asum[n * 2 + h];      \
+        GM_UNROLL for (int cb = 0; cb < GM_TILE_CB(TN); ++cb) {                                                   \
+          const int n = buf * (TN) + n0 + cb * 8;                                                                 \
+          if (n0 + cb * 8 < t.count) { /* the same for the whole warp, as mma needs */                           \
+            GM_UNROLL for (int h = 0; h < 2; ++h) {                                                               \
+              GM_UNROLL for (int rb = 0; rb < 4; ++rb) {                                                          \
+                const int r = buf * GM_TILE_M + rb * 16;                                                          \
+                int sums[4];                                                                                      \
+                gm_block_sums(sums, wq + r * 32 + h * 16, aq + n * 32 + h * 16, lane);                            \
+                GM_UNROLL for (int e = 0; e < 4; ++e) {                                                           \
+                  const int row = r + g + e / 2 * 8, col = n + c + e % 2;                                         \
+                  acc[rb][cb][e] += wscale[row * 2 + h] * ad[col] * (float)sums[e] -                              \
+                                    woffset[row * 2 + h] * asum[col * 2 + h];                                     \
+                }                                                                                                 \
               }                                                                                                   \
             }                                                                                                     \
           }                                                                                                       \
         }                                                                                                         \
         GM_BARRIER();                                                                                             \
       }                                                                                                           \
-      GM_UNROLL for (int i = 0; i < GM_TILE_RM(TN); ++i) {                                                        \
-        const gm_i64 o = m0 + rm + i * bands;                                                                     \
-        GM_UNROLL for (int c = 0; c < 8; ++c) {                                                                   \
-          if (c < mine && o < a.m) {                                                                              \
-            const gm_i64 at = gm_tile_row(t, cn + c, order, &a) * a.m + o;                                        \
-            y[at] = acc[i][c] + (a.has_residual ? residual[at] : 0.0f);                                           \
+      GM_UNROLL for (int rb = 0; rb < 4; ++rb) {                                                                  \
+        GM_UNROLL for (int cb = 0; cb < GM_TILE_CB(TN); ++cb) {                                                   \
+          GM_UNROLL for (int e = 0; e < 4; ++e) {                                                                 \
+            const gm_i64 o = m0 + rb * 16 + g + e / 2 * 8;                                                       \
+            const int col = n0 + cb * 8 + c + e % 2;                                                              \
+            if (col < t.count && o < a.m) {                                                                       \
+              const gm_i64 at = gm_tile_row(t, col, order, &a) * a.m + o;                                         \
+              y[at] = acc[rb][cb][e] + (a.has_residual ? residual[at] : 0.0f);                                    \
+            }                                                                                                     \
           }                                                                                                       \
         }                                                                                                         \
       }                                                                                                           \
