@@ -23,18 +23,24 @@ using PortableDecodeFn = dk::gm_sub (*)(const uint8_t* block, int sub);
 struct PortableDecoder {
   std::string_view name;
   PortableDecodeFn decode;
+  int shape;  // GM_SHAPE_<name>
 };
 constexpr PortableDecoder kPortable[] = {
-#define GGUFMM_PORTABLE_ENTRY(name) {#name, &dk::gm_decode_##name},
+#define GGUFMM_PORTABLE_ENTRY(name) {#name, &dk::gm_decode_##name, GM_SHAPE_##name},
     GM_QUANT_FORMATS(GGUFMM_PORTABLE_ENTRY)
 #undef GGUFMM_PORTABLE_ENTRY
 };
 
-PortableDecodeFn portable_decoder(Type type) {
+const PortableDecoder* portable_entry(Type type) {
   for (const PortableDecoder& d : kPortable) {
-    if (d.name == type_info(type)->name) return d.decode;
+    if (d.name == type_info(type)->name) return &d;
   }
   return nullptr;
+}
+
+PortableDecodeFn portable_decoder(Type type) {
+  const PortableDecoder* d = portable_entry(type);
+  return d ? d->decode : nullptr;
 }
 
 std::vector<Type> quant_types() {
@@ -91,6 +97,30 @@ TEST_P(DeviceDecoder, MatchesTheCpuDecoderOnArbitraryBytes) {
   std::vector<uint8_t> bytes(static_cast<size_t>(count * type_info(GetParam())->block_bytes));
   for (uint8_t& b : bytes) b = static_cast<uint8_t>(rng());
   expect_same_decoding(GetParam(), bytes.data(), count);
+}
+
+// The shape the products assume of a format (GM_SHAPE) is what its decoder gives: a format said to pair its
+// sub-blocks gives sub-blocks 2j and 2j + 1 the same scale and offset in every block, and one said to have no
+// offsets gives none; and the other way round, some random block shows a format that is not said to pair or to
+// have offsets doing neither, so that no format misses the cheaper product by a row too cautious.
+TEST_P(DeviceDecoder, ShapeIsTheDecodersBothWays) {
+  const PortableDecoder* entry = portable_entry(GetParam());
+  ASSERT_NE(entry, nullptr);
+  const TypeInfo& info = *type_info(GetParam());
+  std::mt19937 rng(2000 + static_cast<uint32_t>(GetParam()));
+  const int64_t k = 4096, m = 16, blocks = m * k / info.block_size;
+  const std::vector<uint8_t> weight = format::random_weight(GetParam(), m, k, rng);
+  bool pairs = true, offsets = false;
+  for (int64_t b = 0; b < blocks; ++b) {
+    const uint8_t* block = weight.data() + b * info.block_bytes;
+    for (int s = 0; s < info.block_size / 16; s += 2) {
+      const dk::gm_sub even = entry->decode(block, s), odd = entry->decode(block, s + 1);
+      pairs = pairs && bits(even.scale) == bits(odd.scale) && bits(even.offset) == bits(odd.offset);
+      offsets = offsets || even.offset != 0.0f || odd.offset != 0.0f;
+    }
+  }
+  EXPECT_EQ(pairs, (entry->shape & GM_PAIRS) != 0);
+  EXPECT_EQ(offsets, (entry->shape & GM_OFFSETS) != 0);
 }
 
 // scale * q - offset from the portable decoders is ggml's dequantization, bit for bit.

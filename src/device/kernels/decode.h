@@ -37,4 +37,33 @@ GM_END
   X(q4_0) X(q4_1) X(q5_0) X(q5_1) X(q8_0) X(q2_K) X(q3_K) X(q4_K) X(q5_K) X(q6_K) X(iq2_xxs) X(iq2_xs) X(iq2_s) \
   X(iq3_xxs) X(iq3_s) X(iq1_s) X(iq1_m) X(iq4_nl) X(iq4_xs) X(tq1_0) X(tq2_0) X(mxfp4)
 
+/* What a product may assume of each format's sub-blocks, GM_SHAPE_<name>: GM_PAIRS where sub-blocks 2j and 2j + 1
+ * always share their scale and offset (a scale per 32 values or more, so that a 32-value integer sum is scaled
+ * once), GM_OFFSETS where an offset may be nonzero (the w = d * q - m formats). The decoders' tests hold each
+ * format to its row, both ways. */
+#define GM_PAIRS 1
+#define GM_OFFSETS 2
+#define GM_SHAPE_q4_0 GM_PAIRS
+#define GM_SHAPE_q4_1 (GM_PAIRS | GM_OFFSETS)
+#define GM_SHAPE_q5_0 GM_PAIRS
+#define GM_SHAPE_q5_1 (GM_PAIRS | GM_OFFSETS)
+#define GM_SHAPE_q8_0 GM_PAIRS
+#define GM_SHAPE_q2_K GM_OFFSETS
+#define GM_SHAPE_q3_K 0
+#define GM_SHAPE_q4_K (GM_PAIRS | GM_OFFSETS)
+#define GM_SHAPE_q5_K (GM_PAIRS | GM_OFFSETS)
+#define GM_SHAPE_q6_K 0
+#define GM_SHAPE_iq2_xxs GM_PAIRS
+#define GM_SHAPE_iq2_xs 0
+#define GM_SHAPE_iq2_s 0
+#define GM_SHAPE_iq3_xxs GM_PAIRS
+#define GM_SHAPE_iq3_s GM_PAIRS
+#define GM_SHAPE_iq1_s GM_PAIRS
+#define GM_SHAPE_iq1_m 0
+#define GM_SHAPE_iq4_nl GM_PAIRS
+#define GM_SHAPE_iq4_xs GM_PAIRS
+#define GM_SHAPE_tq1_0 GM_PAIRS
+#define GM_SHAPE_tq2_0 GM_PAIRS
+#define GM_SHAPE_mxfp4 GM_PAIRS
+
 #endif /* GGUFMM_DEVICE_DECODE_H */

@@ -272,21 +272,34 @@ GM_FN gm_i64 gm_tile_row(gm_tile t, int j, const GM_GLOBAL gm_i32* order, const 
   return a->expert_bytes ? (gm_i64)order[t.first + j] : t.first + j;
 }
 
-/* The integer sums over 16 codes of a 16 x 8 block: weight rows w (32 bytes apart) against activation rows x (32
- * apart), called by all 32 work-items of a warp at once. Lane l gets the four of rows g = l / 4 and g + 8 by
- * columns c = 2 (l % 4) and c + 1: sums (g, c), (g, c + 1), (g + 8, c), (g + 8, c + 1), the accumulator layout of
- * NVIDIA's m16n8k16 int8 mma, which loads the lane's 4 bytes of rows g and g + 8 and of activation row g. */
-GM_FN void gm_block_sums(int* sums, const GM_LOCAL gm_i8* w, const GM_LOCAL gm_i8* x, int lane) {
-  const int g = lane / 4, c = lane % 4 * 2;
+/* The integer sums over `codes` (16, or 32 for a pair of sub-blocks) of a 16 x 8 block: weight rows w (32 bytes
+ * apart) against activation rows x (32 apart), called by all 32 work-items of a warp at once. Lane l gets the four
+ * of rows g = l / 4 and g + 8 by columns c = 2 (l % 4) and c + 1: sums (g, c), (g, c + 1), (g + 8, c),
+ * (g + 8, c + 1), the accumulator layout of NVIDIA's int8 mma (m16n8k16, or m16n8k32), whose operands are the
+ * lane's 4-byte words l % 4 (and l % 4 + 4) of weight rows g and g + 8 and of activation row g. */
+GM_FN void gm_block_sums(int* sums, const GM_LOCAL gm_i8* w, const GM_LOCAL gm_i8* x, int lane, int codes) {
+  const int g = lane / 4;
 #if defined(GM_HAS_MMA)
-  const int a0 = *(const GM_LOCAL int*)(w + g * 32 + c * 2), a1 = *(const GM_LOCAL int*)(w + (g + 8) * 32 + c * 2);
-  const int b = *(const GM_LOCAL int*)(x + g * 32 + c * 2);
+  const GM_LOCAL int* w0 = (const GM_LOCAL int*)(w + g * 32) + lane % 4;
+  const GM_LOCAL int* w8 = (const GM_LOCAL int*)(w + (g + 8) * 32) + lane % 4;
+  const GM_LOCAL int* xg = (const GM_LOCAL int*)(x + g * 32) + lane % 4;
   sums[0] = sums[1] = sums[2] = sums[3] = 0;
-  asm("mma.sync.aligned.m16n8k16.row.col.s32.s8.s8.s32 {%0, %1, %2, %3}, {%4, %5}, {%6}, {%0, %1, %2, %3};"
-      : "+r"(sums[0]), "+r"(sums[1]), "+r"(sums[2]), "+r"(sums[3])
-      : "r"(a0), "r"(a1), "r"(b));
+  if (codes == 32) {
+    asm("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+        "{%0, %1, %2, %3};"
+        : "+r"(sums[0]), "+r"(sums[1]), "+r"(sums[2]), "+r"(sums[3])
+        : "r"(w0[0]), "r"(w8[0]), "r"(w0[4]), "r"(w8[4]), "r"(xg[0]), "r"(xg[4]));
+  } else {
+    asm("mma.sync.aligned.m16n8k16.row.col.s32.s8.s8.s32 {%0, %1, %2, %3}, {%4, %5}, {%6}, {%0, %1, %2, %3};"
+        : "+r"(sums[0]), "+r"(sums[1]), "+r"(sums[2]), "+r"(sums[3])
+        : "r"(w0[0]), "r"(w8[0]), "r"(xg[0]));
+  }
 #else
-  GM_UNROLL for (int e = 0; e < 4; ++e) sums[e] = gm_dot16_local(w + (g + e / 2 * 8) * 32, x + (c + e % 2) * 32);
+  GM_UNROLL for (int e = 0; e < 4; ++e) {
+    const GM_LOCAL gm_i8* wr = w + (g + e / 2 * 8) * 32;
+    const GM_LOCAL gm_i8* xr = x + (lane % 4 * 2 + e % 2) * 32;
+    sums[e] = gm_dot16_local(wr, xr) + (codes == 32 ? gm_dot16_local(wr + 16, xr + 16) : 0);
+  }
 #endif
 }
 
@@ -322,8 +335,10 @@ GM_FN void gm_block_sums(int* sums, const GM_LOCAL gm_i8* w, const GM_LOCAL gm_i
   }
 
 /* A warp's outputs: its GM_TILE_CB(TN) blocks of 8 activation rows (from 8 * GM_TILE_CB(TN) * warp) in all four
- * 16-row blocks, each held as gm_block_sums lays it out: acc[row block][column block][sum]. */
+ * 16-row blocks, each held as gm_block_sums lays it out: acc[row block][column block][sum]. A format whose
+ * sub-blocks pair (GM_SHAPE) is summed 32 codes at a time and scaled once; one without offsets skips their term. */
 #define GM_TILE_CB(TN) ((TN) * 4 / GM_TILE_GROUP(TN))
+#define GM_TILE_CODES(name) (GM_SHAPE_##name & GM_PAIRS ? 32 : 16)
 #define GM_TILED_KERNEL(name, TN)                                                                                 \
   GM_KERNEL void tiled##TN##_##name(const GM_GLOBAL gm_u8* w, const GM_GLOBAL gm_i32* tiles,                      \
                                     const GM_GLOBAL gm_i32* order, const GM_GLOBAL gm_i8* xq,                     \
@@ -362,15 +377,19 @@ GM_FN void gm_block_sums(int* sums, const GM_LOCAL gm_i8* w, const GM_LOCAL gm_i
         GM_UNROLL for (int cb = 0; cb < GM_TILE_CB(TN); ++cb) {                                                   \
           const int n = buf * (TN) + n0 + cb * 8;                                                                 \
           if (n0 + cb * 8 < t.count) { /* the same for the whole warp, as mma needs */                           \
-            GM_UNROLL for (int h = 0; h < 2; ++h) {                                                               \
+            GM_UNROLL for (int h = 0; h < 32 / GM_TILE_CODES(name); ++h) {                                        \
               GM_UNROLL for (int rb = 0; rb < 4; ++rb) {                                                          \
                 const int r = buf * GM_TILE_M + rb * 16;                                                          \
                 int sums[4];                                                                                      \
-                gm_block_sums(sums, wq + r * 32 + h * 16, aq + n * 32 + h * 16, lane);                            \
+                gm_block_sums(sums, wq + r * 32 + h * 16, aq + n * 32 + h * 16, lane, GM_TILE_CODES(name));       \
                 GM_UNROLL for (int e = 0; e < 4; ++e) {                                                           \
                   const int row = r + g + e / 2 * 8, col = n + c + e % 2;                                         \
-                  acc[rb][cb][e] += wscale[row * 2 + h] * ad[col] * (float)sums[e] -                              \
-                                    woffset[row * 2 + h] * asum[col * 2 + h];                                     \
+                  float v = wscale[row * 2 + h] * ad[col] * (float)sums[e];                                       \
+                  if (GM_SHAPE_##name & GM_OFFSETS) {                                                             \
+                    v -= woffset[row * 2 + h] *                                                                   \
+                         (GM_TILE_CODES(name) == 32 ? asum[col * 2] + asum[col * 2 + 1] : asum[col * 2 + h]);     \
+                  }                                                                                               \
+                  acc[rb][cb][e] += v;                                                                            \
                 }                                                                                                 \
               }                                                                                                   \
             }                                                                                                     \
