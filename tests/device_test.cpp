@@ -106,6 +106,20 @@ TEST(Devices, TheCpuComesFirstAndAnUnknownNameIsAnErrorNamingWhatThereIs) {
   EXPECT_NE(test::input_error([] { Device::open("cuda:0"); }).find("cuda:0"), std::string::npos);
 }
 
+// The roofs bench divides by: a streaming read, and the int8 peak on the units the tiles use (the kernel counting
+// its own operations); the CPU measures its own in bench and refuses both here.
+TEST(Devices, ReadBandwidthAndInt8PeakAreMeasuredOnADevice) {
+  GGUFMM_DEVICES(list);
+  for (const Device& d : list) {
+    const double read = d.read_bandwidth(size_t{1} << 20), peak = d.int8_peak(1e8);
+    EXPECT_TRUE(std::isfinite(read) && read > 0) << d.info().name << ": " << read;
+    EXPECT_TRUE(std::isfinite(peak) && peak > 0) << d.info().name << ": " << peak;
+  }
+  const Device cpu = Device::open("cpu");
+  EXPECT_THROW(cpu.int8_peak(1e8), Error);
+  EXPECT_THROW(cpu.read_bandwidth(size_t{1} << 20), Error);
+}
+
 // No OpenCL platform (the ICD loader finds no driver): only the CPU, and asking for a device says so.
 TEST(Devices, WithoutAnOpenCLDriverTheToolRunsOnTheCpuAndNamesWhatIsMissing) {
   test::TempDir empty;

@@ -52,9 +52,9 @@ class GGUFMM_API Device {
   // The device's memory read rate in bytes per second: a streaming kernel reading `bytes` bytes, the best of a
   // few runs. Throws Error(BadUsage) on the CPU (ggufmm bench measures the host's memory itself).
   double read_bandwidth(size_t bytes) const;
-  // The device's int8 dot-product rate in operations per second (2 per multiply-add; dp4a on CUDA): a kernel of
-  // register chains of up to `ops` operations (fewer where a run already takes 50 ms), the best of a few runs.
-  // Error(BadUsage) on the CPU.
+  // The device's int8 rate in operations per second (2 per multiply-add) on the units its prefill tiles use:
+  // tensor-core mma chains on CUDA from sm_80, else chains of 4-byte dot products (dp4a on CUDA), of up to `ops`
+  // operations in all (fewer where a run already takes 50 ms), the best of a few runs. Error(BadUsage) on the CPU.
   double int8_peak(double ops) const;
 
   // The device's cache of dense copies (the dense path): one per resident weight, dequantized on the device, kept

@@ -180,21 +180,27 @@ void quantize_activations(Backend& b, const void* x, int64_t values, void* q, vo
 
 double int8_peak_ops(Backend& b, double ops) {
   constexpr int64_t kGroups = 1024;
-  constexpr double kOpsPerRound = 64, kLongEnough = 0.05;
-  const double per_round = static_cast<double>(kGroups * kGroupSize) * kOpsPerRound;
-  const auto sink = b.allocate(sizeof(int32_t));
+  constexpr double kLongEnough = 0.05;
+  const auto sink = b.allocate(2 * sizeof(int32_t));
   const auto run = [&](int rounds, int seed) {
     return launch_seconds(b, "int8_peak", Grid{kGroups}, rounds, seed, sink->handle());
   };
+  int rounds = 16;
+  double seconds = run(rounds, 0);
+  // The kernel says how many operations a work-item does per round: tensor cores and dot products differ.
+  int32_t counts[2] = {};
+  b.read(*sink, counts);
+  if (counts[1] <= 0) throw Error(Error::Kind::BadInput, "int8_peak: the kernel counted no operations");
+  const double per_round = static_cast<double>(kGroups * kGroupSize) * counts[1];
   // Rounds grow until a run takes long enough to time, or reaches `ops`: a slow device is not kept minutes.
   const int most = static_cast<int>(std::clamp(ops / per_round, 16.0, 1e6));
-  int rounds = 16;
-  for (double seconds = run(rounds, 0); seconds < kLongEnough && rounds < most; seconds = run(rounds, 0)) {
+  while (seconds < kLongEnough && rounds < most) {
     rounds = std::min(most, rounds * 4);
+    seconds = run(rounds, 0);
   }
   double best = 0;
   for (int repeat = 1; repeat <= 3; ++repeat) {
-    const double seconds = run(rounds, repeat);
+    seconds = run(rounds, repeat);
     best = repeat == 1 ? seconds : std::min(best, seconds);
   }
   return per_round * rounds / best;

@@ -540,7 +540,8 @@ void add_bench(CLI::App& app) {
       "the machine's int8 dot-product peak.\nWith --device (other than cpu), the products on device memory of each "
       "weight uploaded once (its upload timed as a row of its own, path \"upload\"; a dense copy's making as one of "
       "path \"dense-copy\"), n = 1,4,7,64,512 by default (with --moe as on the CPU), the roofs the device's read "
-      "bandwidth and int8 dot-product peak, measured in the same run by a streaming kernel and dp4a chains.");
+      "bandwidth and int8 peak, measured in the same run by a streaming kernel and chains of tensor-core products "
+      "(CUDA from sm_80) or 4-byte dot products.");
   cmd->callback([] {
     const Measurements m = measure(s);
     print_report(s.format, m.machine, m.results, open_device(s.device).dense_cache_stats());

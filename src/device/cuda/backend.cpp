@@ -297,6 +297,7 @@ DeviceInfo describe(CUdevice device, int index) {
                   .max_allocation = memory};
   info.capabilities = {"fp16", "warp-shuffle"};
   if (major * 10 + minor >= 61) info.capabilities.emplace_back("dp4a");
+  if (major >= 8) info.capabilities.emplace_back("int8-mma");
   return info;
 }
 

@@ -504,9 +504,11 @@ GM_KERNEL void read_bandwidth(const GM_GLOBAL gm_u32* words, gm_i64 n, GM_GLOBAL
   if (acc == 0x9e3779b9u) sink[0] = acc; /* never true in practice: keeps the loads */
 }
 
-/* The device's int8 dot-product peak: every work-item runs 8 independent chains of 4-byte dot products (dp4a where
- * the device has it), `rounds` of each; 64 int8 operations (32 multiply-adds) per round. Each product reads its
- * own chain's last sum, so that no compiler can fold the loop. */
+/* The device's int8 peak, on the units the prefill tiles use: every warp runs 8 independent chains of int8
+ * m16n8k32 tensor-core products where the device has them (8192 operations each, 256 a work-item), else every
+ * work-item 8 chains of 4-byte dot products (dp4a where the device has it, 8 operations each); `rounds` of each.
+ * Each product reads its own chain's last sum, so that no compiler can fold the loop. Work-item 0 leaves the
+ * operations a work-item does per round in sink[1], the other units' count being the device's to know. */
 GM_FN int gm_dot4(int a, int b, int acc) {
 #if defined(GM_HAS_DP4A)
   return __dp4a(a, b, acc);
@@ -517,15 +519,36 @@ GM_FN int gm_dot4(int a, int b, int acc) {
 }
 
 GM_KERNEL void int8_peak(int rounds, int seed, GM_GLOBAL int* sink) {
+  const int id = (int)GM_GLOBAL_ID(0);
+  int sum = 0;
+#if defined(GM_HAS_MMA)
+  int acc[8][4];
+  const int a = seed * 7 + 1 + id, b = seed * 13 + 3;
+  GM_UNROLL for (int c = 0; c < 8; ++c) {
+    GM_UNROLL for (int e = 0; e < 4; ++e) acc[c][e] = (seed ^ id) + 4 * c + e;
+  }
+  for (int r = 0; r < rounds; ++r) {
+    GM_UNROLL for (int c = 0; c < 8; ++c) {
+      asm("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+          "{%0, %1, %2, %3};"
+          : "+r"(acc[c][0]), "+r"(acc[c][1]), "+r"(acc[c][2]), "+r"(acc[c][3])
+          : "r"(a), "r"(a), "r"(a), "r"(a), "r"(b), "r"(b));
+    }
+  }
+  GM_UNROLL for (int c = 0; c < 8; ++c) sum ^= acc[c][0] ^ acc[c][1] ^ acc[c][2] ^ acc[c][3];
+  const int per_round = 8 * 256;
+#else
   int acc[8];
   const int b = seed * 7 + 1;
-  for (int c = 0; c < 8; ++c) acc[c] = (seed ^ (int)GM_GLOBAL_ID(0)) + c;
+  for (int c = 0; c < 8; ++c) acc[c] = (seed ^ id) + c;
   for (int r = 0; r < rounds; ++r) {
     for (int c = 0; c < 8; ++c) acc[c] = gm_dot4(acc[c], b, acc[c]);
   }
-  int sum = 0;
   for (int c = 0; c < 8; ++c) sum ^= acc[c];
+  const int per_round = 8 * 8;
+#endif
   if (sum == 0x1234567) sink[0] = sum; /* never true in practice: keeps the arithmetic */
+  if (id == 0) sink[1] = per_round;
 }
 
 #endif /* GGUFMM_DEVICE_PROGRAM_H */
