@@ -303,16 +303,19 @@ GM_FN void gm_block_sums(int* sums, const GM_LOCAL gm_i8* w, const GM_LOCAL gm_i
 #endif
 }
 
-/* Step `step`'s weight sub-blocks (a row per work-item of the first GM_TILE_M) and activation rows (one per
- * work-item of the first TN; zeros past t.count) into buffer `buf`. */
+/* Step `step`'s 2 x GM_TILE_M weight sub-blocks (each work-item of the group taking one in turn) and activation
+ * rows (one per work-item of the first TN; zeros past t.count) into buffer `buf`, as 32-bit words. */
+GM_FN gm_i32 gm_word_of(const gm_i8* q) {
+  return (gm_i32)((gm_u32)(gm_u8)q[0] | (gm_u32)(gm_u8)q[1] << 8 | (gm_u32)(gm_u8)q[2] << 16 |
+                  (gm_u32)(gm_u8)q[3] << 24);
+}
 #define GM_TILE_LOAD(name, TN, step, buf)                                                                         \
   {                                                                                                               \
-    const gm_i64 sub0 = (step) * 2, o = m0 + lid;                                                                 \
-    const int at = (buf) * GM_TILE_M + lid;                                                                       \
-    for (int h = 0; h < 2 && lid < GM_TILE_M; ++h) {                                                              \
+    for (int item = lid; item < 2 * GM_TILE_M; item += GM_TILE_GROUP(TN)) {                                       \
+      const int h = item / GM_TILE_M, at = (buf) * GM_TILE_M + item % GM_TILE_M;                                  \
+      const gm_i64 o = m0 + item % GM_TILE_M, sub = (step) * 2 + h;                                               \
       gm_sub b;                                                                                                   \
       if (o < a.m) {                                                                                              \
-        const gm_i64 sub = sub0 + h;                                                                              \
         b = gm_decode_##name(matrix + o * a.row_bytes + (sub / a.subs_per_block) * a.block_bytes,                 \
                              (int)(sub % a.subs_per_block));                                                      \
       } else {                                                                                                    \
@@ -320,14 +323,15 @@ GM_FN void gm_block_sums(int* sums, const GM_LOCAL gm_i8* w, const GM_LOCAL gm_i
         b.scale = 0.0f;                                                                                           \
         b.offset = 0.0f;                                                                                          \
       }                                                                                                           \
-      for (int j = 0; j < 16; ++j) wq[at * 32 + h * 16 + j] = b.q[j];                                             \
+      for (int j = 0; j < 4; ++j) wq_words[at * 8 + h * 4 + j] = gm_word_of(b.q + 4 * j);                         \
       wscale[at * 2 + h] = b.scale;                                                                               \
       woffset[at * 2 + h] = b.offset;                                                                             \
     }                                                                                                             \
     if (lid < (TN)) {                                                                                             \
       const int n = (buf) * (TN) + lid, real = lid < t.count;                                                     \
       const gm_i64 i = arow[lid] * a.k + (step) * 32;                                                             \
-      for (int j = 0; j < 32; ++j) aq[n * 32 + j] = real ? xq[i + j] : 0;                                         \
+      const GM_GLOBAL gm_i32* words = (const GM_GLOBAL gm_i32*)(xq + i); /* 32-byte aligned: k is 32s */          \
+      for (int j = 0; j < 8; ++j) aq_words[n * 8 + j] = real ? words[j] : 0;                                      \
       ad[n] = real ? xd[i / 32] : 0.0f;                                                                           \
       asum[n * 2] = real ? xsum[i / 16] : 0.0f;                                                                   \
       asum[n * 2 + 1] = real ? xsum[i / 16 + 1] : 0.0f;                                                           \
