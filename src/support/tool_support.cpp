@@ -1,6 +1,12 @@
 #include "tool_support.hpp"
 
+#include <fmt/format.h>
+
+#include <optional>
+
 #include "device/backend.hpp"
+#include "device/product.hpp"
+#include "format/fp16.hpp"
 #include "format/random_blocks.hpp"
 #include "runtime/cpu.hpp"
 #include "runtime/thread_pool.hpp"
@@ -46,5 +52,35 @@ void* DeviceMemory::handle() const { return buffer_->handle(); }
 void DeviceMemory::write(const void* data) const { backend_->write(*buffer_, data); }
 
 void finish(const Device& d) { backend(d).finish(); }
+
+BareGemm::BareGemm(const Device& d, const Weight& w, int64_t rows)
+    : backend_(&backend(d)), rows_(rows), m_(w.m), k_(w.k) {
+  const std::optional<Type> type = backend_->dense_type();
+  if (!type) throw Error(Error::Kind::BadUsage, fmt::format("{}: no GEMM library loads", d.info().name));
+  const auto blocks = backend_->upload(w.data, w.total_bytes());
+  const device::DenseCopy copy = device::make_dense_copy(*backend_, w, *blocks, *type);
+  copy_ = copy.buffer;
+  stride_ = copy.stride;
+  // Activations as the bench draws them (a GPU's clock can rise on zeros), in the copy's element type.
+  std::mt19937 rng(11);
+  std::normal_distribution<float> normal;
+  const size_t n = static_cast<size_t>(rows * w.k);
+  if (*type == Type::F16) {
+    std::vector<uint16_t> x(n);
+    for (uint16_t& v : x) v = format::f32_to_fp16(normal(rng));
+    x_ = backend_->upload(x.data(), n * sizeof(uint16_t));
+  } else {
+    std::vector<float> x(n);
+    for (float& v : x) v = normal(rng);
+    x_ = backend_->upload(x.data(), n * sizeof(float));
+  }
+  y_ = backend_->allocate(static_cast<size_t>(rows * w.m) * sizeof(float));
+  backend_->finish();
+}
+
+void BareGemm::enqueue() const {
+  backend_->gemm({.w = copy_->handle(), .stride = stride_, .x = x_->handle(), .rows = rows_, .m = m_, .k = k_,
+                  .beta = 0.0f, .y = y_->handle()});
+}
 
 }  // namespace ggufmm::support

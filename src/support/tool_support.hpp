@@ -43,4 +43,18 @@ class DeviceMemory {
 // Waits for everything enqueued on the device.
 void finish(const Device& device);
 
+// The device's GEMM library alone, as the dense path calls it: a dense copy of the weight made as the dense path
+// makes one (its element type, its padded row stride), activations already in that type, outputs in f32; what
+// the dense path is measured against. Error(BadUsage) where the device has no GEMM library.
+class BareGemm {
+ public:
+  BareGemm(const Device& device, const Weight& w, int64_t rows);
+  void enqueue() const;  // one GEMM, returning before it runs
+
+ private:
+  device::Backend* backend_;
+  int64_t rows_, m_, k_, stride_;
+  std::shared_ptr<device::Buffer> copy_, x_, y_;
+};
+
 }  // namespace ggufmm::support

@@ -240,7 +240,9 @@ size_t copy_count(const Subject& subject, bool warm) {
 }
 
 // A lone copy of bytes that hold a whole weight is those bytes themselves (a model file's mapping, say).
-bool needs_copying(const Subject& subject, size_t copies) { return copies > 1 || subject.source.size() < subject.bytes(); }
+bool needs_copying(const Subject& subject, size_t copies) {
+  return copies > 1 || subject.source.size() < subject.bytes();
+}
 
 size_t arena_bytes(const Subject& subject, size_t copies) {
   return needs_copying(subject, copies) ? copies * round_up(subject.bytes(), kCopyAlignment) : 0;
@@ -356,11 +358,28 @@ struct Measurements {
   std::vector<BenchResult> results;
 };
 
-// On a device: its read bandwidth (a streaming kernel) and int8 dot-product peak, measured in the same run; per
-// weight, the one-time upload (a row of path "upload"), then the products on device memory through the enqueue_
-// calls, so that no host transfer is timed. A dense product's first call, which makes the weight's dense copy, is a
-// row of path "dense-copy" (with one product); mul_mat_id's experts are drawn afresh (and written to the device,
-// untimed) before every repeat.
+// The device's GEMM library alone on a dense copy padded as the dense path's, activations already in its type: a
+// row of path "gemm", what the dense path is measured against. Its first call, which may build the library's
+// kernels, is not timed.
+BenchResult bare_gemm(const Device& device, const Weight& w, const Subject& subject, int64_t n,
+                      const MachineLimits& machine) {
+  const support::BareGemm gemm(device, w, n);
+  const auto call = [&](size_t) {
+    gemm.enqueue();
+    support::finish(device);
+  };
+  call(0);
+  BenchResult row = result_of(subject, n, 1, std::nullopt, Path::Dense, median_repeat(time_repeats(call)).seconds,
+                              machine);
+  row.path = "gemm";
+  return row;
+}
+
+// On a device: its read bandwidth (a streaming kernel) and int8 peak, measured in the same run; per weight, the
+// one-time upload (a row of path "upload"), then the products on device memory through the enqueue_ calls, so that
+// no host transfer is timed. A dense product's first call, which makes the weight's dense copy, is a row of path
+// "dense-copy" (with one product), and each dense row is followed by the bare GEMM's; mul_mat_id's experts are drawn
+// afresh (and written to the device, untimed) before every repeat.
 Measurements measure_on(const Device& device, const Settings& s, const std::vector<Subject>& subjects,
                         const std::vector<int64_t>& ns, const std::vector<Path>& paths,
                         const std::vector<std::optional<Routing>>& routings, const Progress& progress) {
@@ -432,6 +451,7 @@ Measurements measure_on(const Device& device, const Settings& s, const std::vect
           const Repeat median = median_repeat(time_repeats(call, draw));
           const int64_t matrices = routing ? touched[median.number] : 1;
           out.results.push_back(result_of(subject, n, matrices, routing, path, median.seconds, out.machine));
+          if (path == Path::Dense && !routing) out.results.push_back(bare_gemm(device, w, subject, n, out.machine));
         }
       }
     }
@@ -539,7 +559,8 @@ void add_bench(CLI::App& app) {
       "read, the weight's read rate over the machine's memory bandwidth; from 8 rows on, the rate of arithmetic over "
       "the machine's int8 dot-product peak.\nWith --device (other than cpu), the products on device memory of each "
       "weight uploaded once (its upload timed as a row of its own, path \"upload\"; a dense copy's making as one of "
-      "path \"dense-copy\"), n = 1,4,7,64,512 by default (with --moe as on the CPU), the roofs the device's read "
+      "path \"dense-copy\"; the GEMM library alone on a copy padded the same way as one of path \"gemm\" after each "
+      "dense row), n = 1,4,7,64,512 by default (with --moe as on the CPU), the roofs the device's read "
       "bandwidth and int8 peak, measured in the same run by a streaming kernel and chains of tensor-core products "
       "(CUDA from sm_80) or 4-byte dot products.");
   cmd->callback([] {
