@@ -188,16 +188,17 @@ GM_FN void gm_gemv_store(GM_LOCAL float* partial, float* acc, gm_i64 set, gm_set
 }
 
 /* The work-item's share of the row, for every row of its set: the quantized formats' sub-blocks in turn, each
- * decoded once for all rows, in exact integers per 16 values; the float formats' values, multiplied in f32 as the
- * CPU multiplies them (value j loaded by gm_value_<name>). */
+ * decoded once for all rows, in exact integers per 16 values (the offset term read only for formats that have
+ * offsets); the float formats' values, multiplied in f32 as the CPU multiplies them (value j loaded by
+ * gm_value_<name>). */
 #define GM_GEMV_SUM_QUANT(name)                                                                                   \
   for (gm_i64 sub = GM_LOCAL_ID(0); sub < a.k / 16; sub += GM_GEMV_GROUP) {                                       \
     const gm_sub b = gm_decode_##name(row + (sub / a.subs_per_block) * a.block_bytes, (int)(sub % a.subs_per_block)); \
     GM_UNROLL for (int r = 0; r < GM_MAX_ROWS; ++r) {                                                             \
       if (r < s.rows) {                                                                                           \
         const gm_i64 i = (s.act_row + r) * a.k + sub * 16;                                                        \
-        const int isum = gm_dot16(b.q, xq + i);                                                                   \
-        acc[r] += b.scale * xd[i / 32] * (float)isum - b.offset * xsum[i / 16];                                 \
+        const float scaled = b.scale * xd[i / 32] * (float)gm_dot16(b.q, xq + i);                                 \
+        acc[r] += GM_SHAPE_##name & GM_OFFSETS ? scaled - b.offset * xsum[i / 16] : scaled;                       \
       }                                                                                                           \
     }                                                                                                             \
   }
