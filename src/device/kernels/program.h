@@ -331,7 +331,7 @@ GM_FN gm_i32 gm_word_of(const gm_i8* q) {
     if (lid < (TN)) {                                                                                             \
       const int n = (buf) * (TN) + lid, real = lid < t.count;                                                     \
       const gm_i64 i = arow[lid] * a.k + (step) * 32;                                                             \
-      const GM_GLOBAL gm_i32* words = (const GM_GLOBAL gm_i32*)(xq + i); /* 32-byte aligned: k is 32s */          \
+      const GM_GLOBAL gm_i32* words = (const GM_GLOBAL gm_i32*)(xq + i); /* i is a multiple of 32 */             \
       for (int j = 0; j < 8; ++j) aq_words[n * 8 + j] = real ? words[j] : 0;                                      \
       ad[n] = real ? xd[i / 32] : 0.0f;                                                                           \
       asum[n * 2] = real ? xsum[i / 16] : 0.0f;                                                                   \
@@ -518,8 +518,9 @@ GM_FN int gm_dot4(int a, int b, int acc) {
 #if defined(GM_HAS_DP4A)
   return __dp4a(a, b, acc);
 #else
-  for (int j = 0; j < 32; j += 8) acc += (int)(gm_i8)(a >> j) * (int)(gm_i8)(b >> j);
-  return acc;
+  gm_u32 sum = (gm_u32)acc; /* chains run long enough to wrap, which signed arithmetic may not */
+  for (int j = 0; j < 32; j += 8) sum += (gm_u32)((int)(gm_i8)(a >> j) * (int)(gm_i8)(b >> j));
+  return (int)sum;
 #endif
 }
 
