@@ -83,7 +83,7 @@ typedef int64_t gm_i64;
 #define GM_ATOMIC_INC(p) atomicAdd((p), 1)
 #define GM_UNROLL _Pragma("unroll")
 /* The fast paths the portable code takes where the device has them: warp shuffles, the 4-byte dot product, and
- * the int8 m16n8k16 tensor-core product. */
+ * int8 tensor-core matrix products (mma.sync m16n8k16 and m16n8k32). */
 #define GM_HAS_WARP_SHUFFLE 1
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 610
 #define GM_HAS_DP4A 1
