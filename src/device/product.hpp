@@ -59,8 +59,9 @@ void quantize_activations(Backend& backend, const void* x, int64_t values, void*
 
 // Seconds to read `bytes` bytes of device memory once, streaming (the best of a few runs).
 double read_seconds(Backend& backend, size_t bytes);
-// The device's int8 dot-product rate in operations per second (2 per multiply-add): a kernel of register chains,
-// of up to `ops` operations (fewer where a run already takes 50 ms), the best of a few runs.
+// The device's int8 rate in operations per second (2 per multiply-add) on the units the prefill tiles use
+// (tensor cores where the device has them, else 4-byte dot products): a kernel of register chains, of up to `ops`
+// operations (fewer where a run already takes 50 ms), the best of a few runs.
 double int8_peak_ops(Backend& backend, double ops);
 
 }  // namespace ggufmm::device

@@ -202,7 +202,7 @@ class CuBackend final : public Backend {
                                                      "most {}", who(), grid.y, kMaxGridY));
     }
     const Current current(context_);
-    const CUfunction f = function(name);
+    const CUfunction f = function(name).f;
     std::vector<CUdeviceptr> pointers(args.size());
     std::vector<void*> params(args.size());
     for (size_t i = 0; i < args.size(); ++i) {
@@ -222,10 +222,7 @@ class CuBackend final : public Backend {
   size_t local_memory() const override { return local_bytes_; }
   int group_limit(const std::string& name) override {
     const Current current(context_);
-    int threads = 0;
-    check(api()->cuFuncGetAttribute(&threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, function(name)), who(),
-          "cuFuncGetAttribute");
-    return threads;
+    return function(name).group_limit;
   }
   int64_t compute_units() const override { return compute_units_; }
 
@@ -258,13 +255,21 @@ class CuBackend final : public Backend {
 
   std::string who() const { return info_.name + " (" + info_.description + ")"; }
 
-  CUfunction function(const std::string& name) {
+  // A kernel, and the most threads its blocks may have on this device (its registers may allow fewer).
+  struct Function {
+    CUfunction f;
+    int group_limit;
+  };
+
+  // Looked up once per kernel (the context current).
+  Function function(const std::string& name) {
     std::lock_guard lock(mutex_);
     if (const auto it = functions_.find(name); it != functions_.end()) return it->second;
-    CUfunction f = nullptr;
-    check(api()->cuModuleGetFunction(&f, module_, name.c_str()), who(), "cuModuleGetFunction " + name);
-    functions_.emplace(name, f);
-    return f;
+    Function fn{nullptr, 0};
+    check(api()->cuModuleGetFunction(&fn.f, module_, name.c_str()), who(), "cuModuleGetFunction " + name);
+    check(api()->cuFuncGetAttribute(&fn.group_limit, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, fn.f), who(),
+          "cuFuncGetAttribute " + name);
+    return functions_.emplace(name, fn).first->second;
   }
 
   CUdevice device_;
@@ -278,7 +283,7 @@ class CuBackend final : public Backend {
   size_t local_bytes_ = 0;  // static shared memory per block
   int64_t compute_units_ = 1;
   std::mutex mutex_;  // the function table, the cuBLAS handle
-  std::unordered_map<std::string, CUfunction> functions_;
+  std::unordered_map<std::string, Function> functions_;
 };
 
 DeviceInfo describe(CUdevice device, int index) {
