@@ -185,7 +185,9 @@ bool compare_file(const fs::path& want_path, const fs::path& got_path) {
     } else if (std::memcmp(a->data, b->data, ggml_nbytes(a)) != 0) {
       const Origin o = origin(tensor, want);
       std::string inputs;
-      for (const std::string& from : o.from) inputs += differing.contains(from) ? (inputs.empty() ? "" : ", ") + from : "";
+      for (const std::string& from : o.from) {
+        if (differing.contains(from)) inputs += (inputs.empty() ? "" : ", ") + from;
+      }
       why = difference(a, b) + ": " + (inputs.empty() ? o.step : "follows from " + inputs + " differing");
     }
     if (why.empty()) {

@@ -90,10 +90,15 @@ class Random {
         double total = 0;
         for (const double w : weight) total += w;
         double pick = uniform() * total;
-        size_t e = 0;
-        while (e + 1 < weight.size() && (pick >= weight[e] || weight[e] == 0)) pick -= weight[e++];
-        out.push_back(static_cast<int32_t>(e));
-        weight[e] = 0;
+        size_t chosen = 0;
+        for (size_t e = 0; e < weight.size(); ++e) {  // the last one left where rounding runs past the end
+          if (weight[e] == 0) continue;
+          chosen = e;
+          if (pick < weight[e]) break;
+          pick -= weight[e];
+        }
+        out.push_back(static_cast<int32_t>(chosen));
+        weight[chosen] = 0;
       }
     }
     return out;
@@ -262,7 +267,9 @@ void write_dense(const FileSpec& spec, ggml_type type, const std::string& path, 
     auto* e = static_cast<float*>(exact->data);
     const auto* w = static_cast<const float*>(dequant->data);
     for (int64_t r = 0; r < rows; ++r) {
-      for (int64_t o = 0; o < kDenseN; ++o) e[r * kDenseN + o] = exact_dot(&act_values[r * kDenseK], w + o * kDenseK, kDenseK);
+      for (int64_t o = 0; o < kDenseN; ++o) {
+        e[r * kDenseN + o] = exact_dot(&act_values[r * kDenseK], w + o * kDenseK, kDenseK);
+      }
     }
     out.add("exact_out." + n, exact);
   }
