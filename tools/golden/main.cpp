@@ -48,16 +48,19 @@ int write(const std::vector<std::string>& args) {
 
 // Regenerates `dir`'s files from their own inputs in a temporary directory, and compares.
 int check(const std::string& dir) {
-  std::string temp = (std::filesystem::temp_directory_path() / "ggufmm-golden-XXXXXX").string();
-  if (mkdtemp(temp.data()) == nullptr) throw std::runtime_error("cannot make a temporary directory");
-  std::vector<std::string> args = {temp, "--inputs", dir};
+  struct TempDir {
+    std::string path = (std::filesystem::temp_directory_path() / "ggufmm-golden-XXXXXX").string();
+    TempDir() {
+      if (mkdtemp(path.data()) == nullptr) throw std::runtime_error("cannot make a temporary directory");
+    }
+    ~TempDir() { std::filesystem::remove_all(path); }
+  } temp;
+  std::vector<std::string> args = {temp.path, "--inputs", dir};
   for (const std::filesystem::directory_entry& entry : std::filesystem::directory_iterator(dir)) {
     if (entry.path().extension() == ".gguf") args.push_back(entry.path().stem().string());
   }
   write(args);
-  const bool same = golden::compare_dirs(dir, temp);
-  std::filesystem::remove_all(temp);
-  return same ? 0 : 1;
+  return golden::compare_dirs(dir, temp.path) ? 0 : 1;
 }
 
 }  // namespace
