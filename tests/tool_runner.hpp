@@ -3,9 +3,14 @@
 
 #include <fmt/format.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <array>
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 
 namespace ggufmm::test {
@@ -13,19 +18,32 @@ namespace ggufmm::test {
 // Not named Run: inside a test body, that name is gtest's Test::Run.
 struct ToolRun {
   int status;
-  std::string output;  // stdout and stderr
+  std::string output;  // stdout, then stderr
+  std::string out;     // stdout alone
 };
+
+// A shell command's exit status and what it wrote on stdout.
+inline ToolRun capture(const std::string& command) {
+  ToolRun run{-1, {}, {}};
+  if (FILE* pipe = ::popen(command.c_str(), "r")) {
+    std::array<char, 4096> buffer;
+    while (const size_t n = std::fread(buffer.data(), 1, buffer.size(), pipe)) run.out.append(buffer.data(), n);
+    const int raw = ::pclose(pipe);
+    run.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + WTERMSIG(raw);
+  }
+  return run;
+}
 
 // `env`: variable assignments for the tool's environment ("NAME=value ...").
 inline ToolRun run_tool(const std::string& args, const std::string& env = "") {
-  const std::string command = fmt::format("{} {} {} 2>&1", env, GGUFMM_TOOL_PATH, args);
-  FILE* pipe = ::popen(command.c_str(), "r");
-  if (!pipe) return {-1, "popen failed"};
-  ToolRun run{0, {}};
-  std::array<char, 4096> buffer;
-  while (const size_t n = std::fread(buffer.data(), 1, buffer.size(), pipe)) run.output.append(buffer.data(), n);
-  const int raw = ::pclose(pipe);
-  run.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + WTERMSIG(raw);
+  std::string errors = (std::filesystem::temp_directory_path() / "ggufmm-tool-stderr-XXXXXX").string();
+  const int errors_fd = ::mkstemp(errors.data());
+  if (errors_fd < 0) return {-1, "mkstemp failed", ""};
+  ::close(errors_fd);
+  ToolRun run = capture(fmt::format("{} {} {} 2>{}", env, GGUFMM_TOOL_PATH, args, errors));
+  std::ifstream in(errors, std::ios::binary);
+  run.output = run.out + std::string(std::istreambuf_iterator<char>(in), {});
+  std::remove(errors.c_str());
   return run;
 }
 

@@ -1,9 +1,19 @@
 // The ggufmm tool as a user runs it: exit statuses, messages, and output files written whole or not at all.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/un.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <future>
+#include <iterator>
 #include <fmt/format.h>
 
 #include "ggufmm/gguf.hpp"
@@ -110,6 +120,161 @@ TEST_F(Tool, FailedMatmulLeavesNoOutput) {
   std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   EXPECT_EQ(content, "old");
   EXPECT_EQ(std::distance(fs::directory_iterator(dir_.path()), fs::directory_iterator{}), 1);  // no temporary left
+}
+
+// --- where -o writes ----------------------------------------------------------------------------------------------
+
+// What `dequant q5_K.gguf weight` writes: the golden dequantized values, as raw bytes.
+class ToolOutput : public Tool {
+ protected:
+  void SetUp() override {
+    GGUFMM_GOLDEN_PATH(path, "q5_K.gguf");
+    golden_ = path;
+    const std::vector<float> values = gguf::File::open(path).read_f32("dequant");
+    want_.assign(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(float));
+  }
+  ToolRun dequant_to(const std::string& target) const {
+    return run_tool(fmt::format("dequant {} weight -o {}", golden_, target));
+  }
+  static std::string contents(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    return {std::istreambuf_iterator<char>(in), {}};
+  }
+  std::string golden_, want_;
+};
+
+// Whatever a reader got from `fd` until its writer closed it, or until nothing came for 20 s.
+std::string read_until_closed(int fd) {
+  std::string got;
+  pollfd ready{.fd = fd, .events = POLLIN, .revents = 0};
+  while (::poll(&ready, 1, 20000) > 0) {
+    char buffer[65536];
+    const ssize_t n = ::read(fd, buffer, sizeof(buffer));
+    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) break;
+    if (n > 0) got.append(buffer, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  return got;
+}
+
+TEST_F(ToolOutput, ANewPathOrARegularFileIsWrittenWhole) {
+  ASSERT_EQ(dequant_to(out("new.f32")).status, 0);
+  EXPECT_EQ(contents(out("new.f32")), want_);
+  std::ofstream(out("old.f32")) << "old";
+  ASSERT_EQ(dequant_to(out("old.f32")).status, 0);
+  EXPECT_EQ(contents(out("old.f32")), want_);
+  EXPECT_EQ(dir_.entries().size(), 2u);  // no temporary left
+}
+
+TEST_F(ToolOutput, ASymlinkIsFollowedToItsFile) {
+  std::ofstream(out("real.f32")) << "old";
+  fs::create_symlink("real.f32", out("link"));  // relative, to the link's directory
+  ASSERT_EQ(dequant_to(out("link")).status, 0);
+  EXPECT_TRUE(fs::is_symlink(out("link")));
+  EXPECT_EQ(contents(out("real.f32")), want_);
+  EXPECT_EQ(dir_.entries().size(), 2u);
+}
+
+TEST_F(ToolOutput, ADanglingSymlinkMakesItsTarget) {
+  fs::create_directory(out("sub"));
+  fs::create_symlink("sub/made.f32", out("first"));
+  fs::create_symlink(out("first"), out("second"));  // a chain: second -> first -> sub/made.f32
+  ASSERT_EQ(dequant_to(out("second")).status, 0);
+  EXPECT_TRUE(fs::is_symlink(out("first")));
+  EXPECT_TRUE(fs::is_symlink(out("second")));
+  EXPECT_EQ(contents(out("sub/made.f32")), want_);
+}
+
+TEST_F(ToolOutput, ADirectoryIsAClearError) {
+  fs::create_directory(out("d"));
+  const ToolRun r = dequant_to(out("d"));
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.output.find(out("d") + ": is a directory"), std::string::npos) << r.output;
+  EXPECT_TRUE(fs::is_empty(out("d")));
+}
+
+TEST_F(ToolOutput, DashIsStandardOutput) {
+  const ToolRun r = dequant_to("-");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(r.out, want_);
+  EXPECT_FALSE(fs::exists("-"));
+
+  // Every command that writes a file takes it: a GGUF file, a profile (its table then goes to stderr).
+  GGUFMM_GOLDEN_PATH(f32, "f32.gguf");
+  const ToolRun quantized = run_tool(fmt::format("quantize {} - --type q8_0 --tensor source", f32));
+  ASSERT_EQ(quantized.status, 0) << quantized.output;
+  const std::vector<uint8_t> image(quantized.out.begin(), quantized.out.end());
+  EXPECT_EQ(gguf::File::parse(image, "stdout").tensor("source").type, Type::Q8_0);
+  const ToolRun profile = run_tool("calibrate --type q4_0 --quick --threads 1 -o -");
+  ASSERT_EQ(profile.status, 0) << profile.output;
+  std::ofstream(out("profile.json"), std::ios::binary) << profile.out;
+  EXPECT_EQ(read_profile(out("profile.json")).crossovers.size(), 2u) << profile.out;
+}
+
+// A character device is written, never replaced: first a copy of /dev/null made in the test's directory (root
+// only), so that a broken build fails there before it could replace the real one.
+TEST_F(ToolOutput, ACharacterDeviceIsWrittenInPlace) {
+  if (::mknod(out("null").c_str(), S_IFCHR | 0666, ::makedev(1, 3)) == 0) {
+    ASSERT_EQ(dequant_to(out("null")).status, 0);
+    ASSERT_TRUE(fs::is_character_file(out("null"))) << "replaced a device";
+  } else if (::geteuid() == 0) {
+    FAIL() << "mknod as root: " << std::strerror(errno);
+  }
+  const ToolRun r = dequant_to("/dev/null");
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_TRUE(fs::is_character_file("/dev/null"));
+  if (::geteuid() != 0) GTEST_SKIP() << "ran /dev/null only: a device of the test's own needs root (mknod)";
+}
+
+// /dev/stdout, when standard output is a pipe, names the pipe (through /proc/self/fd/1): the bytes go down it. A
+// link of the test's own to /proc/self/fd/1 first, so that a broken build fails there before it could replace
+// /dev/stdout.
+TEST_F(ToolOutput, StandardOutputAsAPipeIsWrittenInPlace) {
+  if (!fs::exists("/proc/self/fd/1")) GTEST_SKIP() << "needs /proc";
+  fs::create_symlink("/proc/self/fd/1", out("stdout"));
+  const ToolRun own = dequant_to(out("stdout"));
+  ASSERT_EQ(own.status, 0) << own.output;
+  ASSERT_TRUE(fs::is_symlink(out("stdout"))) << "replaced the link";
+  EXPECT_EQ(own.out, want_);
+  const ToolRun r = dequant_to("/dev/stdout");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_TRUE(fs::is_symlink("/dev/stdout"));
+  EXPECT_EQ(r.out, want_);
+}
+
+TEST_F(ToolOutput, AFifoIsWrittenToItsReader) {
+  ASSERT_EQ(::mkfifo(out("fifo").c_str(), 0600), 0) << std::strerror(errno);
+  // Open before the tool runs, so that it finds a reader; read while it writes, as the pipe holds 64 KiB.
+  const int reader = ::open(out("fifo").c_str(), O_RDONLY | O_NONBLOCK);
+  ASSERT_GE(reader, 0) << std::strerror(errno);
+  std::future<std::string> got = std::async(std::launch::async, read_until_closed, reader);
+  const ToolRun r = dequant_to(out("fifo"));
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(got.get(), want_);
+  EXPECT_EQ(fs::status(out("fifo")).type(), fs::file_type::fifo);
+  EXPECT_EQ(dir_.entries().size(), 1u);
+}
+
+TEST_F(ToolOutput, AUnixSocketIsConnectedToAndWritten) {
+  const int listener = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  ASSERT_GE(listener, 0);
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  const std::string path = out("socket");
+  ASSERT_LT(path.size(), sizeof(address.sun_path));
+  std::memcpy(address.sun_path, path.c_str(), path.size() + 1);
+  ASSERT_EQ(::bind(listener, reinterpret_cast<const sockaddr*>(&address), sizeof(address)), 0) << std::strerror(errno);
+  ASSERT_EQ(::listen(listener, 1), 0);
+  std::future<std::string> got = std::async(std::launch::async, [listener] {
+    pollfd ready{.fd = listener, .events = POLLIN, .revents = 0};
+    const int connection = ::poll(&ready, 1, 20000) > 0 ? ::accept(listener, nullptr, nullptr) : -1;
+    ::close(listener);
+    return connection < 0 ? std::string() : read_until_closed(connection);
+  });
+  const ToolRun r = dequant_to(path);
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(got.get(), want_);
+  EXPECT_EQ(fs::status(path).type(), fs::file_type::socket);
 }
 
 TEST_F(Tool, MoeMatchesExact) {

@@ -114,7 +114,7 @@ class GGUFMM_API Writer {
  public:
   void set(std::string key, Value value);  // replaces an existing key
   void add_tensor(std::string name, Type type, std::vector<int64_t> shape, std::span<const uint8_t> bytes);
-  // Writes to a temporary file beside `path`, then renames it: the file is written whole or not at all.
+  // Writes as write_file_atomic does (ggufmm/ggufmm.hpp): a file appears whole or not at all; "-" is stdout.
   void write(const std::string& path) const;
 
  private:

@@ -83,8 +83,10 @@ GGUFMM_API void release_dense_copies(const void* data, size_t bytes);
 // GGUFMM_PREFILL_DEQUANT (unset, empty or 0: off; 1: 32; else the rows); off by default, as the copies cost memory.
 GGUFMM_API void set_prefill_dequant(int64_t min_rows);
 
-// Writes `size` bytes to `path` through a temporary file beside it and a rename, so the file is written whole
-// or not at all. Throws Error(BadInput) naming the path on failure.
+// Writes `size` bytes to `path`. A regular file or a new path is written through a temporary file beside it and
+// a rename, so it is written whole or not at all; a symbolic link is followed and what it names written so; a
+// device, FIFO or Unix socket is written directly (it cannot be replaced); "-" is standard output; a directory is
+// an error. Throws Error(BadInput) naming the path on failure.
 GGUFMM_API void write_file_atomic(const std::string& path, const void* bytes, size_t size);
 
 }  // namespace ggufmm

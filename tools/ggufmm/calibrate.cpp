@@ -4,8 +4,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <filesystem>
+#include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <functional>
 #include <optional>
 #include <random>
@@ -75,10 +76,11 @@ struct Settings {
   std::string device;
 };
 
-// The profile already at `path`, to keep what this run does not measure; an unreadable one is replaced.
+// The profile already at `path`, to keep what this run does not measure; an unreadable one is replaced. Only a
+// regular file holds one: standard output, a device or a FIFO is written, never read.
 PathProfile existing_profile(const std::string& path) {
   std::error_code ignored;
-  if (!std::filesystem::exists(path, ignored)) return {};
+  if (path == "-" || !std::filesystem::is_regular_file(path, ignored)) return {};
   try {
     return read_profile(path);
   } catch (const Error& e) {
@@ -110,7 +112,9 @@ void calibrate(const Settings& s) {
   std::normal_distribution<float> normal;
   const Device device = open_device(s.device);
   std::vector<PathCrossover> measured;
-  fmt::print("{:<8}  {:<5}  {:>5}  {:>6}  {:>10}  {:>10}\n", "type", "class", "m", "k", "tiled_from", "dense_from");
+  std::FILE* const report = s.output == "-" ? stderr : stdout;  // standard output may hold the profile itself
+  fmt::print(report, "{:<8}  {:<5}  {:>5}  {:>6}  {:>10}  {:>10}\n", "type", "class", "m", "k", "tiled_from",
+             "dense_from");
   for (const TypeInfo* t : types) {
     progress.show(fmt::format("{}: making random blocks", t->name));
     constexpr int64_t kPoolRows = 64, kPoolBlocks = 8;
@@ -151,8 +155,8 @@ void calibrate(const Settings& s) {
         device.clear_dense_cache();
       }
       progress.show("");
-      fmt::print("{:<8}  {:<5}  {:>5}  {:>6}  {:>10}  {:>10}\n", t->name, c.large ? "large" : "small", c.m, c.k,
-                 found.tiled_from, s.dense ? fmt::format("{}", found.dense_from) : std::string("-"));
+      fmt::print(report, "{:<8}  {:<5}  {:>5}  {:>6}  {:>10}  {:>10}\n", t->name, c.large ? "large" : "small", c.m,
+                 c.k, found.tiled_from, s.dense ? fmt::format("{}", found.dense_from) : std::string("-"));
       measured.push_back(found);
     }
   }
@@ -169,7 +173,8 @@ void calibrate(const Settings& s) {
     profile.devices.push_back({device.info().description, measured});
   }
   write_profile(path, profile);
-  fmt::print("profile written to {} (GGUFMM_PROFILE=none ignores it)\n", path);
+  fmt::print(report, "profile written to {} (GGUFMM_PROFILE=none ignores it)\n",
+             path == "-" ? "standard output" : path);
 }
 
 }  // namespace
