@@ -54,6 +54,35 @@ TEST_F(Tool, UsageErrorsExitWith2) {
   EXPECT_EQ(run_tool("--help").status, 0);
 }
 
+TEST_F(Tool, AnUnknownSubcommandIsNamedWithTheKnownOnes) {
+  const ToolRun r = run_tool("bogus");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.output.find("unknown subcommand 'bogus'; the subcommands are info, devices, dequant, quantize, matmul, "
+                          "moe, check, bench, calibrate"),
+            std::string::npos)
+      << r.output;
+}
+
+TEST_F(Tool, VersionIsTheProjects) {
+  const ToolRun r = run_tool("--version");
+  EXPECT_EQ(r.status, 0);
+  EXPECT_EQ(r.out, "ggufmm " GGUFMM_VERSION "\n");
+}
+
+TEST_F(Tool, ANegativeThreadCountGetsAShortBound) {
+  const ToolRun r = run_tool(fmt::format("matmul x.gguf --weight w --act a --threads -1 -o {}", out("y.f32")));
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.output.find("--threads: '-1' is not a thread count: 0 (all cores) or more"), std::string::npos)
+      << r.output;
+  EXPECT_LT(r.output.size(), 200u) << r.output;
+}
+
+TEST_F(Tool, DevicesHelpNamesEveryKind) {
+  const ToolRun r = run_tool("devices --help");
+  EXPECT_EQ(r.status, 0);
+  for (const char* kind : {"cpu", "cuda:N", "opencl:N"}) EXPECT_NE(r.out.find(kind), std::string::npos) << r.out;
+}
+
 TEST_F(Tool, MissingOrBrokenFileExitsWith1NamingIt) {
   const ToolRun missing = run_tool(out("nope.gguf").insert(0, "info "));
   EXPECT_EQ(missing.status, 1);
@@ -107,6 +136,61 @@ TEST_F(Tool, MatmulMatchesExactAndAddsResidual) {
             0);
   const std::vector<float> y2 = read_raw_f32(out("y2.f32"));
   EXPECT_LE(nmse(y2.data(), test::doubled(exact).data(), y2.size()), 1e-10);
+}
+
+// Shapes that do not fit are said in words: which tensor has which shape, and what the use needs.
+TEST_F(Tool, AWrongShapeSaysWhatItIsAndWhatIsNeeded) {
+  GGUFMM_GOLDEN_PATH(path, "q4_0.gguf");
+  const ToolRun act = run_tool(fmt::format("matmul {} --weight weight --act ggml_out.8 -o {}", path, out("y.f32")));
+  EXPECT_EQ(act.status, 1);
+  EXPECT_NE(act.output.find(fmt::format("{}: tensor ggml_out.8 is [48, 8], but activations for weight weight [768, "
+                                        "48] must be [768, n]: n rows of 768 values, as long as the weight's rows",
+                                        path)),
+            std::string::npos)
+      << act.output;
+  const ToolRun residual =
+      run_tool(fmt::format("matmul {} --weight weight --act act.3 --residual act.3 -o {}", path, out("y.f32")));
+  EXPECT_EQ(residual.status, 1);
+  EXPECT_NE(residual.output.find("tensor act.3 is [768, 3], but the residual must be [48, 3]: for each of the 3 "
+                                 "activation rows, one value per output of weight weight [768, 48]"),
+            std::string::npos)
+      << residual.output;
+
+  GGUFMM_GOLDEN_PATH(moe, "moe-q4_K-perslot.gguf");
+  const auto file = gguf::File::open(moe);
+  const auto& w = file.tensor("weight").shape;
+  const auto& ids = file.tensor("ids").shape;
+  const ToolRun experts =
+      run_tool(fmt::format("moe {} --weight weight --act exact_out --ids ids -o {}", moe, out("y.f32")));
+  EXPECT_EQ(experts.status, 1);
+  const std::string want =
+      fmt::format("tensor exact_out is [{}], but activations for experts weight [{}] with ids ids [{}] must be [{}, 1 "
+                  "or {}, {}]: for each of the {} tokens, one row of {} values shared by its {} slots or one per slot",
+                  fmt::join(file.tensor("exact_out").shape, ", "), fmt::join(w, ", "), fmt::join(ids, ", "), w[0],
+                  ids[0], ids[1], ids[1], w[0], ids[0]);
+  EXPECT_NE(experts.output.find(want), std::string::npos) << experts.output << "\nwanted: " << want;
+}
+
+// --act FILE:NAME: a missing FILE is said; a FILE whose path holds ':' is found (the longest existing prefix).
+TEST_F(Tool, ActivationsFromAnotherFileAreFoundOrTheFileIsSaidMissing) {
+  GGUFMM_GOLDEN_PATH(path, "q6_K.gguf");
+  const ToolRun missing =
+      run_tool(fmt::format("matmul {} --weight weight --act {}:act.3 -o {}", path, out("nope.gguf"), out("y.f32")));
+  EXPECT_EQ(missing.status, 1);
+  EXPECT_NE(missing.output.find(fmt::format("{}:act.3: no such file as {}", out("nope.gguf"), out("nope.gguf"))),
+            std::string::npos)
+      << missing.output;
+
+  fs::create_directory(out("a:b"));
+  const std::string other = out("a:b/x:y.gguf");
+  fs::copy_file(path, other);
+  const ToolRun colons =
+      run_tool(fmt::format("matmul {} --weight weight --act {}:act.3 --path ref -o {}", path, other, out("y.f32")));
+  ASSERT_EQ(colons.status, 0) << colons.output;
+  const std::vector<float> exact = gguf::File::open(path).read_f32("exact_out.3");
+  const std::vector<float> y = read_raw_f32(out("y.f32"));
+  ASSERT_EQ(y.size(), exact.size());
+  EXPECT_LE(nmse(y.data(), exact.data(), y.size()), 1e-10);
 }
 
 TEST_F(Tool, FailedMatmulLeavesNoOutput) {

@@ -536,7 +536,7 @@ void add_bench(CLI::App& app) {
                   fmt::join(kMoeN, ",")));
   cmd->add_option("--path", s.path, "kernel path: auto, a path's name, or all (with --moe: auto, ref or all)")
       ->capture_default_str();
-  cmd->add_option("--threads", s.threads, "threads (0: all cores)")->check(CLI::NonNegativeNumber);
+  add_threads_option(*cmd, s.threads);
   add_device_option(*cmd, s.device);
   auto* cold = cmd->add_flag("--cold")->description(
       "rotate through copies of each weight too large together to stay in cache (the default), as a model far "

@@ -183,7 +183,7 @@ void add_calibrate(CLI::App& app) {
   auto* cmd = app.add_subcommand("calibrate", "measure the row counts where the paths cross over; save them for auto");
   static Settings s;
   cmd->add_option("--type", s.types, "formats, comma-separated (default: every quantized format)");
-  cmd->add_option("--threads", s.threads, "threads (0: all cores)")->check(CLI::NonNegativeNumber);
+  add_threads_option(*cmd, s.threads);
   cmd->add_flag("--dense", s.dense, "also measure where the dense path (a dequantized copy) overtakes the others");
   cmd->add_option("-o,--output", s.output, "profile file (default: " + default_profile_path() + ")");
   add_device_option(*cmd, s.device);

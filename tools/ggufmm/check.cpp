@@ -63,7 +63,7 @@ void add_check(CLI::App& app) {
   auto* cmd = app.add_subcommand("check", "run the built-in correctness suite");
   static int threads = 0;
   static std::string device_name;
-  cmd->add_option("--threads", threads, "threads (0: all cores)")->check(CLI::NonNegativeNumber);
+  add_threads_option(*cmd, threads);
   add_device_option(*cmd, device_name);
   cmd->callback([] {
     const Device device = open_device(device_name);

@@ -2,32 +2,39 @@
 
 #include <fmt/format.h>
 
+#include <charconv>
 #include <filesystem>
 
 namespace ggufmm::cli {
 
 F32Tensor load_f32(const gguf::File& default_file, const std::string& ref) {
-  // "FILE:NAME" only when FILE exists, since tensor names may contain ':' themselves.
-  if (const auto colon = ref.find(':'); colon != std::string::npos && colon > 0) {
+  // "FILE:NAME" where FILE exists, the longest such prefix: file names and tensor names may both hold ':'.
+  for (size_t colon = ref.rfind(':'); colon != std::string::npos && colon > 0; colon = ref.rfind(':', colon - 1)) {
     const std::string file = ref.substr(0, colon);
     if (std::filesystem::is_regular_file(file)) {
+      const std::string name = ref.substr(colon + 1);
       const auto other = gguf::File::open(file);
-      return load_f32(other, ref.substr(colon + 1));
+      return {fmt::format("{}: tensor {}", file, name), other.tensor(name).shape, other.read_f32(name)};
     }
+  }
+  if (ref.find(':') != std::string::npos && !default_file.find_tensor(ref)) {
+    throw Error(Error::Kind::BadInput, fmt::format("{}: no such file as {} (nor a tensor of that whole name in {})",
+                                                   ref, ref.substr(0, ref.rfind(':')), default_file.path()));
   }
   const gguf::TensorInfo& info = default_file.tensor(ref);
   return {fmt::format("{}: tensor {}", default_file.path(), ref), info.shape, default_file.read_f32(ref)};
 }
 
-void require_shape(const F32Tensor& t, std::vector<int64_t> want, const std::string& role) {
+bool has_shape(const F32Tensor& t, std::vector<int64_t> want) {
   auto trimmed = [](std::vector<int64_t> s) {
     while (s.size() > 1 && s.back() == 1) s.pop_back();
     return s;
   };
-  if (trimmed(t.shape) != trimmed(want)) {
-    throw Error(Error::Kind::BadInput, fmt::format("{}: shape [{}] does not fit as {}: need [{}]", t.label,
-                                                   fmt::join(t.shape, ", "), role, fmt::join(want, ", ")));
-  }
+  return trimmed(t.shape) == trimmed(std::move(want));
+}
+
+void wrong_shape(const F32Tensor& t, const std::string& need) {
+  throw Error(Error::Kind::BadInput, fmt::format("{} is [{}], but {}", t.label, fmt::join(t.shape, ", "), need));
 }
 
 void write_f32(const std::string& path, const std::vector<float>& values) {
@@ -39,8 +46,21 @@ void ProductOptions::add_to(CLI::App& cmd) {
   std::string names;
   for (const Path p : available_paths()) names += fmt::format("|{}", path_name(p));
   cmd.add_option("--path", path, fmt::format("kernel path: auto{}", names))->capture_default_str();
-  cmd.add_option("--threads", threads, "threads (0: all cores)")->check(CLI::NonNegativeNumber);
+  add_threads_option(cmd, threads);
   add_device_option(cmd, device);
+}
+
+void add_threads_option(CLI::App& cmd, int& threads) {
+  // CLI11's NonNegativeNumber would print the largest double as the bound.
+  const CLI::Validator count(
+      [](std::string& value) {
+        int n = 0;
+        const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), n);
+        const bool good = error == std::errc() && end == value.data() + value.size() && n >= 0;
+        return good ? std::string() : fmt::format("'{}' is not a thread count: 0 (all cores) or more", value);
+      },
+      "N >= 0");
+  cmd.add_option("--threads", threads, "threads (0: all cores)")->check(count);
 }
 
 void add_device_option(CLI::App& cmd, std::string& device) {

@@ -12,7 +12,8 @@
 
 namespace ggufmm::cli {
 
-// An f32 tensor loaded from "[FILE:]NAME", the file defaulting to the one the command was given.
+// An f32 tensor loaded from "[FILE:]NAME": FILE is the longest part before a ':' that names an existing file, else
+// the file the command was given holds the tensor NAME. A FILE:NAME whose file is missing says so.
 struct F32Tensor {
   std::string label;  // "FILE: tensor NAME", for messages
   std::vector<int64_t> shape;
@@ -20,11 +21,16 @@ struct F32Tensor {
 };
 F32Tensor load_f32(const gguf::File& default_file, const std::string& ref);
 
-// Checks that `t` has the given shape (ggml order), trailing 1s ignored; throws Error(BadInput) otherwise.
-void require_shape(const F32Tensor& t, std::vector<int64_t> want, const std::string& role);
+// Whether `t` has the given shape (ggml order), trailing 1s ignored.
+bool has_shape(const F32Tensor& t, std::vector<int64_t> want);
+// Throws Error(BadInput) "FILE: tensor NAME is [SHAPE], but NEED", NEED saying in words what the use takes.
+[[noreturn]] void wrong_shape(const F32Tensor& t, const std::string& need);
 
 // Raw little-endian f32, row-major; written whole or not at all.
 void write_f32(const std::string& path, const std::vector<float>& values);
+
+// --threads N, as every command that computes on the CPU takes it: 0 (all cores) or more.
+void add_threads_option(CLI::App& cmd, int& threads);
 
 // --device NAME, as every command that computes takes it: default $GGUFMM_DEVICE, else the CPU.
 void add_device_option(CLI::App& cmd, std::string& device);

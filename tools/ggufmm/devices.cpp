@@ -8,7 +8,8 @@
 namespace ggufmm::cli {
 
 void add_devices(CLI::App& app) {
-  auto* cmd = app.add_subcommand("devices", "list the devices (cpu, opencl:N) with their memory and capabilities");
+  auto* cmd =
+      app.add_subcommand("devices", "list the devices (cpu, cuda:N, opencl:N) with their memory and capabilities");
   cmd->callback([] {
     for (const DeviceInfo& d : devices()) {
       fmt::print("{:<10} {}\n", d.name, d.description);

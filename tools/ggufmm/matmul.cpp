@@ -26,11 +26,19 @@ void add_matmul(CLI::App& app) {
     }
     const F32Tensor x = load_f32(file, act);
     const int64_t n = static_cast<int64_t>(x.values.size()) / w.k;
-    require_shape(x, {w.k, n}, "activations");
+    if (!has_shape(x, {w.k, n})) {
+      wrong_shape(x, fmt::format("activations for weight {} [{}, {}] must be [{}, n]: n rows of {} values, as long "
+                                 "as the weight's rows",
+                                 weight, w.k, w.m, w.k, w.k));
+    }
     F32Tensor r;
     if (!residual.empty()) {
       r = load_f32(file, residual);
-      require_shape(r, {w.m, n}, "residual");
+      if (!has_shape(r, {w.m, n})) {
+        wrong_shape(r, fmt::format("the residual must be [{}, {}]: for each of the {} activation rows, one value "
+                                   "per output of weight {} [{}, {}]",
+                                   w.m, n, n, weight, w.k, w.m));
+      }
     }
     std::vector<float> y(static_cast<size_t>(n * w.m));
     product.matmul(w, x.values.data(), n, y.data(), residual.empty() ? nullptr : r.values.data());

@@ -31,7 +31,13 @@ void add_moe(CLI::App& app) {
     const int64_t tokens = ids.shape.size() > 1 ? ids.shape[1] : 1;
     const F32Tensor x = load_f32(file, act);
     const int64_t act_slots = x.shape.size() > 1 ? x.shape[1] : 1;
-    require_shape(x, {w.k, act_slots, tokens}, "activations");
+    if ((act_slots != 1 && act_slots != slots) || !has_shape(x, {w.k, act_slots, tokens})) {
+      wrong_shape(x, fmt::format("activations for experts {} [{}, {}, {}] with ids {} [{}, {}] must be [{}, 1 or {}, "
+                                 "{}]: for each of the {} tokens, one row of {} values shared by its {} slots or "
+                                 "one per slot",
+                                 weight, w.k, w.m, w.experts, ids_name, slots, tokens, w.k, slots, tokens, tokens,
+                                 w.k, slots));
+    }
     std::vector<int32_t> id_values(static_cast<size_t>(slots * tokens));
     std::memcpy(id_values.data(), ids.data, id_values.size() * sizeof(int32_t));
     std::vector<float> y(static_cast<size_t>(tokens * slots * w.m));
