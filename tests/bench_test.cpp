@@ -29,7 +29,7 @@ ToolRun bench(const std::string& args) { return run_tool("bench --quick-limits "
 nlohmann::json bench_json(const std::string& args) {
   const ToolRun r = bench(args + " --format json");
   EXPECT_EQ(r.status, 0) << r.output;
-  return nlohmann::json::parse(r.output);
+  return nlohmann::json::parse(r.out);
 }
 
 std::vector<std::string> lines_of(const std::string& text) {
@@ -165,7 +165,7 @@ TEST(BenchMoe, ReportsEveryShapeTokenCountAndRouting) {
 TEST(BenchMoe, TextAddsTheExpertColumns) {
   const ToolRun r = bench("--moe --type q8_0 --m 32 --k 32 --n 2 --warm --threads 1 --format csv");
   ASSERT_EQ(r.status, 0) << r.output;
-  const auto lines = lines_of(r.output);
+  const auto lines = lines_of(r.out);
   ASSERT_EQ(lines.size(), 5u) << r.output;
   EXPECT_EQ(lines[0], "type,m,k,experts,top_k,routing,n,path,threads,us,gflops,weight_gbps,roof_frac");
   EXPECT_EQ(lines[1].rfind("q8_0,32,32,128,8,uniform,2,auto,1,", 0), 0u) << lines[1];
@@ -176,7 +176,7 @@ TEST(BenchMoe, TextAddsTheExpertColumns) {
 TEST(BenchText, CsvHasAHeaderAndOneLinePerResult) {
   const ToolRun r = bench("--type q4_0,q5_K --m 16 --k 256 --n 1 --warm --format csv");
   ASSERT_EQ(r.status, 0) << r.output;
-  const auto lines = lines_of(r.output);
+  const auto lines = lines_of(r.out);
   ASSERT_EQ(lines.size(), 3u) << r.output;
   EXPECT_EQ(lines[0], "type,m,k,n,path,threads,us,gflops,weight_gbps,roof_frac");
   EXPECT_EQ(lines[1].rfind("q4_0,16,256,1,auto,", 0), 0u) << lines[1];
@@ -187,7 +187,7 @@ TEST(BenchText, CsvHasAHeaderAndOneLinePerResult) {
 TEST(BenchText, MarkdownIsATableAfterTheMachineLine) {
   const ToolRun r = bench("--type q8_0 --m 16 --k 64 --n 1,2 --warm --format md");
   ASSERT_EQ(r.status, 0) << r.output;
-  const auto lines = lines_of(r.output);
+  const auto lines = lines_of(r.out);
   ASSERT_EQ(lines.size(), 6u) << r.output;
   EXPECT_EQ(lines[0].rfind("machine: ", 0), 0u);
   EXPECT_EQ(lines[2], "| type | m | k | n | path | threads | us | gflops | weight_gbps | roof_frac |");
@@ -200,7 +200,7 @@ TEST(BenchText, TableAndMarkdownEndWithTheDenseCache) {
   for (const char* format : {"table", "md"}) {
     const ToolRun r = bench(std::string("--type q8_0 --m 16 --k 64 --n 8 --warm --path dense --format ") + format);
     ASSERT_EQ(r.status, 0) << r.output;
-    const auto lines = lines_of(r.output);
+    const auto lines = lines_of(r.out);
     ASSERT_FALSE(lines.empty());
     EXPECT_EQ(lines.back().rfind("dense cache: ", 0), 0u) << format << ": " << lines.back();
     EXPECT_NE(lines.back().find(" 1 misses, 0 evictions; 1 copies holding "), std::string::npos) << lines.back();
@@ -210,13 +210,32 @@ TEST(BenchText, TableAndMarkdownEndWithTheDenseCache) {
 TEST(BenchText, TableAlignsItsColumns) {
   const ToolRun r = bench("--type q4_0,iq4_nl --m 16,1024 --k 64 --n 1 --warm");
   ASSERT_EQ(r.status, 0) << r.output;
-  const auto lines = lines_of(r.output);
+  const auto lines = lines_of(r.out);
   ASSERT_EQ(lines.size(), 7u) << r.output;
   EXPECT_EQ(lines[0].rfind("machine: ", 0), 0u);
   EXPECT_EQ(lines[2].rfind("type    ", 0), 0u) << lines[2];
   // Right-aligned numbers: every row's "us" column ends where its header does.
   const size_t us_end = lines[2].find(" us") + 3;
   for (size_t i = 3; i < lines.size(); ++i) EXPECT_EQ(lines[i][us_end], ' ') << lines[i];
+}
+
+// Off a terminal, progress comes as plain lines on stderr, one per case, and each row as soon as its case is timed:
+// the first case's row precedes the second case's progress line.
+TEST(BenchText, OffATerminalProgressIsALinePerCaseAndRowsComeAsTheyFinish) {
+  const std::string args = "--type q4_0,q8_0 --m 16 --k 64 --n 1 --warm --threads 1 --format csv";
+  const ToolRun r = bench(args);
+  ASSERT_EQ(r.status, 0) << r.output;
+  const std::string errors = r.output.substr(r.out.size());
+  EXPECT_EQ(errors.find('\r'), std::string::npos) << errors;
+  EXPECT_EQ(errors.find('\033'), std::string::npos) << errors;
+  for (const char* line : {"[1/2] q4_0 16x64 n=1 auto\n", "[2/2] q8_0 16x64 n=1 auto\n"}) {
+    EXPECT_NE(errors.find(line), std::string::npos) << line << " in\n" << errors;
+  }
+  const std::string both = test::run_tool_interleaved("bench --quick-limits " + args);
+  const size_t first_row = both.find("\nq4_0,16,64,1,auto,"), second_case = both.find("[2/2] q8_0");
+  ASSERT_NE(first_row, std::string::npos) << both;
+  ASSERT_NE(second_case, std::string::npos) << both;
+  EXPECT_LT(first_row, second_case) << both;
 }
 
 TEST(BenchUsage, MistakesExitWith2AndSaySo) {

@@ -47,4 +47,9 @@ inline ToolRun run_tool(const std::string& args, const std::string& env = "") {
   return run;
 }
 
+// stdout and stderr as one stream, in the order the tool wrote them.
+inline std::string run_tool_interleaved(const std::string& args) {
+  return capture(fmt::format("{} {} 2>&1", GGUFMM_TOOL_PATH, args)).out;
+}
+
 }  // namespace ggufmm::test

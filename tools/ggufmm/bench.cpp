@@ -353,11 +353,6 @@ BenchResult time_mul_mat_id(const Case& c, Routing routing, std::mt19937& rng, c
   return result_of(c.subject, c.n, touched[median.number], routing, c.path, median.seconds, machine);
 }
 
-struct Measurements {
-  MachineLimits machine;
-  std::vector<BenchResult> results;
-};
-
 // The device's GEMM library alone on a dense copy padded as the dense path's, activations already in its type: a
 // row of path "gemm", what the dense path is measured against. Its first call, which may build the library's
 // kernels, is not timed.
@@ -380,15 +375,16 @@ BenchResult bare_gemm(const Device& device, const Weight& w, const Subject& subj
 // no host transfer is timed. A dense product's first call, which makes the weight's dense copy, is a row of path
 // "dense-copy" (with one product), and each dense row is followed by the bare GEMM's; mul_mat_id's experts are drawn
 // afresh (and written to the device, untimed) before every repeat.
-Measurements measure_on(const Device& device, const Settings& s, const std::vector<Subject>& subjects,
-                        const std::vector<int64_t>& ns, const std::vector<Path>& paths,
-                        const std::vector<std::optional<Routing>>& routings, const Progress& progress) {
+void measure_on(const Device& device, const Settings& s, const std::vector<Subject>& subjects,
+                const std::vector<int64_t>& ns, const std::vector<Path>& paths,
+                const std::vector<std::optional<Routing>>& routings, const Progress& progress, Report& report) {
   progress.show(fmt::format("measuring {}'s read bandwidth and int8 peak", device.info().name));
-  Measurements out;
-  out.machine.read_gbps = device.read_bandwidth(s.quick_limits ? size_t{16} << 20 : size_t{256} << 20) / 1e9;
-  out.machine.int8_gops = device.int8_peak(s.quick_limits ? 1e9 : 1e12) / 1e9;
-  out.machine.threads = 0;
-  out.machine.device = fmt::format("{} ({})", device.info().name, device.info().description);
+  MachineLimits machine;
+  machine.read_gbps = device.read_bandwidth(s.quick_limits ? size_t{16} << 20 : size_t{256} << 20) / 1e9;
+  machine.int8_gops = device.int8_peak(s.quick_limits ? 1e9 : 1e12) / 1e9;
+  machine.threads = 0;
+  machine.device = fmt::format("{} ({})", device.info().name, device.info().description);
+  report.start(machine);
   size_t arena_size = 0;
   for (const Subject& subject : subjects) arena_size = std::max(arena_size, arena_bytes(subject, 1));
   const AlignedBytes arena = allocate_aligned(arena_size);
@@ -404,8 +400,8 @@ Measurements measure_on(const Device& device, const Settings& s, const std::vect
     const double upload = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     std::optional<MoeCase> experts;
     if (s.moe) experts = MoeCase{subject.experts, subject.top_k, "-"};
-    out.results.push_back({std::string(subject.type->name), subject.m, subject.k, 0, "upload", 0, upload * 1e6, 0.0,
-                           static_cast<double>(subject.bytes()) / upload / 1e9, 0.0, experts});
+    report.add({std::string(subject.type->name), subject.m, subject.k, 0, "upload", 0, upload * 1e6, 0.0,
+                static_cast<double>(subject.bytes()) / upload / 1e9, 0.0, experts});
     for (const int64_t n : ns) {
       const int64_t rows = n * subject.top_k;
       std::vector<float> xs(static_cast<size_t>(n * subject.k));
@@ -444,22 +440,21 @@ Measurements measure_on(const Device& device, const Settings& s, const std::vect
           call(0);
           const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - first).count();
           if (device.dense_cache_stats().misses > copies) {
-            out.results.push_back({std::string(subject.type->name), subject.m, subject.k, n, "dense-copy", 0,
-                                   seconds * 1e6, 0.0, 0.0, 0.0, std::nullopt});
+            report.add({std::string(subject.type->name), subject.m, subject.k, n, "dense-copy", 0, seconds * 1e6,
+                        0.0, 0.0, 0.0, std::nullopt});
           }
           touched.clear();
           const Repeat median = median_repeat(time_repeats(call, draw));
           const int64_t matrices = routing ? touched[median.number] : 1;
-          out.results.push_back(result_of(subject, n, matrices, routing, path, median.seconds, out.machine));
-          if (path == Path::Dense && !routing) out.results.push_back(bare_gemm(device, w, subject, n, out.machine));
+          report.add(result_of(subject, n, matrices, routing, path, median.seconds, machine));
+          if (path == Path::Dense && !routing) report.add(bare_gemm(device, w, subject, n, machine));
         }
       }
     }
   }
-  return out;
 }
 
-Measurements measure(const Settings& s) {
+void measure(const Settings& s, const Progress& progress, Report& report) {
   const Device device = open_device(s.device);
   std::vector<Path> paths = parse_paths(s.path, s.moe);
   if (!device.is_cpu() && s.path == "all") std::erase(paths, Path::Ref);  // devices offer no reference path
@@ -471,7 +466,6 @@ Measurements measure(const Settings& s) {
   const std::vector<std::optional<Routing>> routings =
       s.moe ? std::vector<std::optional<Routing>>(std::begin(kRoutings), std::end(kRoutings))
             : std::vector<std::optional<Routing>>{std::nullopt};
-  const Progress progress;
   std::optional<gguf::File> file;
   std::vector<std::vector<uint8_t>> pools;
   std::vector<Subject> subjects;
@@ -482,9 +476,10 @@ Measurements measure(const Settings& s) {
     subjects = random_subjects(s, pools, progress);
   }
 
-  if (!device.is_cpu()) return measure_on(device, s, subjects, ns, paths, routings, progress);
+  if (!device.is_cpu()) return measure_on(device, s, subjects, ns, paths, routings, progress, report);
   progress.show("measuring the machine's limits");
-  Measurements out{measure_limits(s.threads, s.quick_limits), {}};
+  const MachineLimits machine = measure_limits(s.threads, s.quick_limits);
+  report.start(machine);
 
   size_t arena_size = 0;
   for (const Subject& subject : subjects) {
@@ -497,22 +492,21 @@ Measurements measure(const Settings& s) {
   const size_t cases = subjects.size() * ns.size() * routings.size() * paths.size();
   for (const Subject& subject : subjects) {
     const std::string label = subject.label();
-    progress.show(fmt::format("[{}/{}] {}: copying the weight", out.results.size() + 1, cases, label));
+    progress.show(fmt::format("[{}/{}] {}: copying the weight", report.count() + 1, cases, label));
     const std::vector<const uint8_t*> copies = place_copies(subject, copy_count(subject, s.warm), arena.get());
     for (const int64_t n : ns) {
       std::vector<float> x(static_cast<size_t>(n * subject.k));
       for (float& v : x) v = normal(rng);
       for (const std::optional<Routing> routing : routings) {
         for (const Path path : paths) {
-          progress.show(fmt::format("[{}/{}] {} n={}{} {}", out.results.size() + 1, cases, label, n,
+          progress.show(fmt::format("[{}/{}] {} n={}{} {}", report.count() + 1, cases, label, n,
                                     routing ? fmt::format(" {}", routing_name(*routing)) : "", path_name(path)));
           const Case c{subject, label, copies, x, n, path, s.threads};
-          out.results.push_back(routing ? time_mul_mat_id(c, *routing, rng, out.machine) : time_matmul(c, out.machine));
+          report.add(routing ? time_mul_mat_id(c, *routing, rng, machine) : time_matmul(c, machine));
         }
       }
     }
   }
-  return out;
 }
 
 }  // namespace
@@ -564,8 +558,10 @@ void add_bench(CLI::App& app) {
       "bandwidth and int8 peak, measured in the same run by a streaming kernel and chains of tensor-core products "
       "(CUDA from sm_80) or 4-byte dot products.");
   cmd->callback([] {
-    const Measurements m = measure(s);
-    print_report(s.format, m.machine, m.results, open_device(s.device).dense_cache_stats());
+    const Progress progress;
+    Report report(s.format, s.moe, progress);
+    measure(s, progress, report);
+    report.finish(open_device(s.device).dense_cache_stats());
   });
 }
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <string>
 #include <utility>
 #include <vector>
@@ -13,10 +14,6 @@ namespace {
 
 // Every format but JSON prints the same cells: text, with numbers rounded for reading.
 using Row = std::vector<std::string>;
-
-bool any_moe(const std::vector<BenchResult>& results) {
-  return std::ranges::any_of(results, [](const BenchResult& r) { return r.moe.has_value(); });
-}
 
 // A mixture of experts' columns come after "k" (each inserted there, so listed in reverse).
 constexpr size_t kMoeAt = 3;
@@ -67,7 +64,8 @@ std::string dense_cache_line(const DenseCacheStats& c) {
                      c.hits, c.misses, c.evictions, c.entries, c.bytes_held / kMiB, c.peak_bytes / kMiB);
 }
 
-void print_json(const MachineLimits& machine, const std::vector<BenchResult>& results, const DenseCacheStats& cache) {
+nlohmann::ordered_json json_of(const MachineLimits& machine, const std::vector<BenchResult>& results,
+                               const DenseCacheStats& cache) {
   nlohmann::ordered_json out;
   out["machine"] = {{"read_gbps", machine.read_gbps},
                     {"int8_gops", machine.int8_gops},
@@ -97,59 +95,70 @@ void print_json(const MachineLimits& machine, const std::vector<BenchResult>& re
                           {"evictions", cache.evictions}, {"entries", cache.entries},
                           {"bytes_held", cache.bytes_held}, {"peak_bytes", cache.peak_bytes}};
   }
-  fmt::print("{}\n", out.dump(2));
+  return out;
 }
 
-void print_csv(const std::vector<BenchResult>& results) {
-  fmt::print("{}\n", fmt::join(columns(any_moe(results)), ","));
-  for (const BenchResult& r : results) fmt::print("{}\n", fmt::join(cells(r), ","));
-}
-
-void print_markdown(const MachineLimits& machine, const std::vector<BenchResult>& results) {
-  const auto header = columns(any_moe(results));
-  fmt::print("{}\n\n| {} |\n|", machine_line(machine), fmt::join(header, " | "));
-  for (const std::string_view column : header) fmt::print("{}|", is_text_column(column) ? ":---" : "---:");
-  fmt::print("\n");
-  for (const BenchResult& r : results) fmt::print("| {} |\n", fmt::join(cells(r), " | "));
-}
-
-void print_table(const MachineLimits& machine, const std::vector<BenchResult>& results) {
-  const auto header = columns(any_moe(results));
-  std::vector<Row> rows;
-  rows.reserve(results.size() + 1);
-  rows.emplace_back(header.begin(), header.end());
-  for (const BenchResult& r : results) rows.push_back(cells(r));
-  std::vector<size_t> width(header.size());
-  for (const Row& row : rows) {
-    for (size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], row[c].size());
-  }
-  fmt::print("{}\n\n", machine_line(machine));
-  for (const Row& row : rows) {
-    std::string line;
-    for (size_t c = 0; c < row.size(); ++c) {
-      line += is_text_column(header[c]) ? fmt::format("{:<{}}  ", row[c], width[c])
-                                        : fmt::format("{:>{}}  ", row[c], width[c]);
-    }
-    line.erase(line.find_last_not_of(' ') + 1);
-    fmt::print("{}\n", line);
-  }
+// A table column's width: its header's, or that of the widest value it commonly holds.
+size_t table_width(std::string_view column) {
+  constexpr std::pair<std::string_view, std::string_view> kWidest[] = {
+      {"type", "iq3_xxs"}, {"m", "14336"},   {"k", "14336"},        {"n", "512"},       {"path", "dense-copy"},
+      {"routing", "uniform"}, {"us", "123456.7"}, {"gflops", "12345.67"}, {"weight_gbps", "1234.56"}};
+  const auto it = std::ranges::find(kWidest, column, &std::pair<std::string_view, std::string_view>::first);
+  return std::max(column.size(), it == std::end(kWidest) ? 0 : it->second.size());
 }
 
 }  // namespace
 
-void print_report(std::string_view format, const MachineLimits& machine, const std::vector<BenchResult>& results,
-                  const DenseCacheStats& dense_cache) {
-  if (format == "json") {
-    print_json(machine, results, dense_cache);
-  } else if (format == "csv") {
-    print_csv(results);
+Report::Report(std::string_view format, bool moe, const Progress& progress)
+    : format_(format), moe_(moe), progress_(progress) {
+  for (const std::string_view column : columns(moe_)) width_.push_back(table_width(column));
+}
+
+void Report::print_row(const std::vector<std::string>& row) const {
+  const auto header = columns(moe_);
+  if (format_ == "csv") {
+    fmt::print("{}\n", fmt::join(row, ","));
+  } else if (format_ == "md") {
+    fmt::print("| {} |\n", fmt::join(row, " | "));
   } else {
-    if (format == "md") {
-      print_markdown(machine, results);
-    } else {
-      print_table(machine, results);
+    std::string line;
+    for (size_t c = 0; c < row.size(); ++c) {
+      line += is_text_column(header[c]) ? fmt::format("{:<{}}  ", row[c], width_[c])
+                                        : fmt::format("{:>{}}  ", row[c], width_[c]);
     }
-    if (dense_ran(dense_cache)) fmt::print("\n{}\n", dense_cache_line(dense_cache));
+    line.erase(line.find_last_not_of(' ') + 1);
+    fmt::print("{}\n", line);
+  }
+  std::fflush(stdout);  // a row as it finishes, into a pipe or a file too
+}
+
+void Report::start(const MachineLimits& machine) {
+  machine_ = machine;
+  if (format_ == "json") return;
+  progress_.show("");
+  const auto header = columns(moe_);
+  if (format_ != "csv") fmt::print("{}\n\n", machine_line(machine));
+  print_row({header.begin(), header.end()});
+  if (format_ == "md") {
+    fmt::print("|");
+    for (const std::string_view column : header) fmt::print("{}|", is_text_column(column) ? ":---" : "---:");
+    fmt::print("\n");
+  }
+}
+
+void Report::add(const BenchResult& result) {
+  results_.push_back(result);
+  if (format_ == "json") return;
+  progress_.show("");
+  print_row(cells(result));
+}
+
+void Report::finish(const DenseCacheStats& dense_cache) {
+  progress_.show("");
+  if (format_ == "json") {
+    fmt::print("{}\n", json_of(machine_, results_, dense_cache).dump(2));
+  } else if (format_ != "csv" && dense_ran(dense_cache)) {
+    fmt::print("\n{}\n", dense_cache_line(dense_cache));
   }
 }
 

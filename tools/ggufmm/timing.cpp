@@ -60,7 +60,11 @@ const Repeat& median_repeat(const std::vector<Repeat>& repeats) {
 Progress::Progress() : tty_(::isatty(STDERR_FILENO) != 0) {}
 Progress::~Progress() { show(""); }
 void Progress::show(const std::string& text) const {
-  if (tty_) fmt::print(stderr, "\r\033[K{}", text);
+  if (tty_) {
+    fmt::print(stderr, "\r\033[K{}", text);
+  } else if (!text.empty()) {
+    fmt::print(stderr, "{}\n", text);
+  }
 }
 
 }  // namespace ggufmm::cli

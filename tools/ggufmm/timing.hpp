@@ -25,7 +25,8 @@ std::vector<Repeat> time_repeats(const std::function<void(size_t)>& timed,
 // The repeat whose time is the median.
 const Repeat& median_repeat(const std::vector<Repeat>& repeats);
 
-// One line on stderr, rewritten in place; nothing unless stderr is a terminal. Cleared when it goes, error or not.
+// What is being measured, on stderr: on a terminal one line rewritten in place (cleared when it goes, error or not);
+// elsewhere (a log, a pipe) one line per step, so that a long run is not silent.
 class Progress {
  public:
   Progress();
