@@ -2,6 +2,7 @@
 // as they are, never converted or copied: an argument of the wrong dtype, layout or shape is an error. Weights view
 // the memory they were made from (a file's mapping, a quantize() result, a numpy array) and keep it alive, as do
 // the resident weights uploaded from them; the computations run without the GIL.
+#include <pybind11/eval.h>
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -562,27 +563,66 @@ std::string device_repr(const DeviceInfo& d) {
   return s + ">";
 }
 
+// pybind11 answers arguments that no overload of a function takes (a wrong type, a missing or unknown keyword)
+// with a TypeError; the module promises ggufmm.Error for every mistake. So each function and method is wrapped in
+// one that turns that TypeError, and only it, into an Error with the same message, keeping its name and docstring
+// (signature included) for help(). About 0.3 us a call.
+void wrap_argument_errors(py::module_& m) {
+  py::dict scope;
+  scope["module"] = m;
+  py::exec(R"(
+import functools
+
+def argument_errors_as_error(function):
+    @functools.wraps(function)
+    def wrapper(*args, **kwargs):
+        try:
+            return function(*args, **kwargs)
+        except TypeError as e:
+            if "incompatible function arguments" in str(e) or "incompatible constructor arguments" in str(e):
+                raise module.Error(str(e)) from None
+            raise
+    return wrapper
+
+for name, value in list(vars(module).items()):
+    if type(value).__name__ == "builtin_function_or_method":
+        setattr(module, name, argument_errors_as_error(value))
+    elif isinstance(value, type) and not issubclass(value, BaseException):
+        for method_name, method in list(vars(value).items()):
+            if type(method).__name__ == "instancemethod":
+                setattr(value, method_name, argument_errors_as_error(method.__func__))
+)",
+           scope);
+}
+
 }  // namespace
 
 PYBIND11_MODULE(ggufmm, m) {
   m.doc() = "Activations times GGUF-quantized weights, computed directly on the blocks (the ggufmm C++ library).";
   m.attr("__version__") = GGUFMM_VERSION;
-  py::register_local_exception<Error>(m, "Error");
+  py::register_local_exception<Error>(m, "Error").attr("__doc__") =
+      "Every error ggufmm raises: bad input (a file, a tensor, an array) or bad usage (a wrong argument), with the "
+      "C++ library's message naming what is wrong.";
 
   py::class_<TypeInfo>(m, "TypeInfo", "Facts about a tensor type, from the format registry.")
-      .def_property_readonly("name", [](const TypeInfo& t) { return std::string(t.name); })
-      .def_property_readonly("id", [](const TypeInfo& t) { return static_cast<uint32_t>(t.type); })
-      .def_readonly("block_size", &TypeInfo::block_size)
-      .def_readonly("block_bytes", &TypeInfo::block_bytes)
-      .def_readonly("is_weight", &TypeInfo::is_weight)
-      .def_readonly("can_quantize", &TypeInfo::can_quantize)
+      .def_property_readonly(
+          "name", [](const TypeInfo& t) { return std::string(t.name); }, "ggml's name, e.g. \"q4_K\".")
+      .def_property_readonly(
+          "id", [](const TypeInfo& t) { return static_cast<uint32_t>(t.type); }, "ggml's type id, as GGUF stores it.")
+      .def_readonly("block_size", &TypeInfo::block_size, "Values per block (1 for the float types).")
+      .def_readonly("block_bytes", &TypeInfo::block_bytes, "Bytes per block.")
+      .def_readonly("is_weight", &TypeInfo::is_weight, "Whether a Weight may have this type (not the integer types).")
+      .def_readonly("can_quantize", &TypeInfo::can_quantize, "Whether ggufmm.quantize converts float32 to it.")
       .def("__repr__", &type_repr);
 
   py::class_<gguf::TensorInfo>(m, "TensorInfo", "A tensor of a GGUF file.")
-      .def_readonly("name", &gguf::TensorInfo::name)
-      .def_property_readonly("type", [](const gguf::TensorInfo& t) { return std::string(type_info(t.type)->name); })
-      .def_property_readonly("shape", [](const gguf::TensorInfo& t) { return py::tuple(py::cast(t.shape)); })
-      .def_readonly("nbytes", &gguf::TensorInfo::bytes)
+      .def_readonly("name", &gguf::TensorInfo::name, "The tensor's name in the file.")
+      .def_property_readonly(
+          "type", [](const gguf::TensorInfo& t) { return std::string(type_info(t.type)->name); }, "Its type's name.")
+      .def_property_readonly(
+          "shape", [](const gguf::TensorInfo& t) { return py::tuple(py::cast(t.shape)); },
+          "In ggml order: the first dimension is contiguous (numpy's shape reversed).")
+      .def_readonly("nbytes", &gguf::TensorInfo::bytes, "The bytes its data takes in the file.")
       .def("__repr__", [](const gguf::TensorInfo& t) {
         return "<ggufmm.TensorInfo '" + t.name + "' " + std::string(type_info(t.type)->name) + " " +
                to_str(py::tuple(py::cast(t.shape))) + ">";
@@ -595,13 +635,20 @@ PYBIND11_MODULE(ggufmm, m) {
            py::arg("experts") = 1,
            "Views a C-contiguous uint8 array of the blocks (referenced, not copied; changing its bytes afterwards "
            "leaves stale any dense copy the dense path made of them).")
-      .def_property_readonly("name", [](const PyWeight& p) { return p.w.name; })
-      .def_property_readonly("type", [](const PyWeight& p) { return std::string(type_info(p.w.type)->name); })
-      .def_property_readonly("k", [](const PyWeight& p) { return p.w.k; })
-      .def_property_readonly("m", [](const PyWeight& p) { return p.w.m; })
-      .def_property_readonly("experts", [](const PyWeight& p) { return p.w.experts; })
-      .def_property_readonly("shape", [](const PyWeight& p) { return py::tuple(py::cast(p.shape(p.w.k))); })
-      .def_property_readonly("nbytes", [](const PyWeight& p) { return p.w.total_bytes(); })
+      .def_property_readonly(
+          "name", [](const PyWeight& p) { return p.w.name; }, "The tensor's name, where it came from a file.")
+      .def_property_readonly(
+          "type", [](const PyWeight& p) { return std::string(type_info(p.w.type)->name); }, "Its type's name.")
+      .def_property_readonly(
+          "k", [](const PyWeight& p) { return p.w.k; }, "Values per row: the activations' row length.")
+      .def_property_readonly("m", [](const PyWeight& p) { return p.w.m; }, "Rows per matrix: the outputs per row.")
+      .def_property_readonly(
+          "experts", [](const PyWeight& p) { return p.w.experts; }, "Matrices: 1, or a mixture's experts.")
+      .def_property_readonly(
+          "shape", [](const PyWeight& p) { return py::tuple(py::cast(p.shape(p.w.k))); },
+          "What dequantize() returns: (m, k), or (experts, m, k).")
+      .def_property_readonly(
+          "nbytes", [](const PyWeight& p) { return p.w.total_bytes(); }, "The bytes of its blocks.")
       .def_property_readonly(
           "blocks",
           [](const py::object& self) {
@@ -616,8 +663,8 @@ PYBIND11_MODULE(ggufmm, m) {
 
   py::class_<DeviceInfo>(m, "DeviceInfo", "A device weights can be uploaded to.")
       .def_readonly("name", &DeviceInfo::name, "What upload() and $GGUFMM_DEVICE take: \"cpu\", \"opencl:0\", ...")
-      .def_readonly("description", &DeviceInfo::description)
-      .def_readonly("memory_bytes", &DeviceInfo::memory_bytes)
+      .def_readonly("description", &DeviceInfo::description, "The device, its platform and driver, in words.")
+      .def_readonly("memory_bytes", &DeviceInfo::memory_bytes, "Its memory, in bytes (0 for the CPU).")
       .def_readonly("max_allocation", &DeviceInfo::max_allocation, "The largest single buffer, in bytes.")
       .def_readonly("capabilities", &DeviceInfo::capabilities, "Those the kernels can use (\"fp16\", ...).")
       .def("__repr__", &device_repr);
@@ -639,9 +686,11 @@ PYBIND11_MODULE(ggufmm, m) {
 
   py::class_<PyFile>(m, "File", "A memory-mapped GGUF file.")
       .def(py::init(&open_file), py::arg("path"))
-      .def_readonly("path", &PyFile::path)
-      .def_property_readonly("version", [](const PyFile& f) { return f.file().version(); })
-      .def_property_readonly("alignment", [](const PyFile& f) { return f.file().alignment(); })
+      .def_readonly("path", &PyFile::path, "The path it was opened from.")
+      .def_property_readonly(
+          "version", [](const PyFile& f) { return f.file().version(); }, "The GGUF version, 2 or 3.")
+      .def_property_readonly(
+          "alignment", [](const PyFile& f) { return f.file().alignment(); }, "The tensors' data alignment, bytes.")
       .def_property_readonly(
           "metadata",
           [](const PyFile& f) {
@@ -650,8 +699,9 @@ PYBIND11_MODULE(ggufmm, m) {
             return out;
           },
           "The metadata as a dict, in file order.")
-      .def_property_readonly("tensors",
-                             [](const PyFile& f) { return std::vector<gguf::TensorInfo>(f.file().tensors()); })
+      .def_property_readonly(
+          "tensors", [](const PyFile& f) { return std::vector<gguf::TensorInfo>(f.file().tensors()); },
+          "Every tensor, as TensorInfo, in file order.")
       .def(
           "weight",
           [](const PyFile& f, const std::string& name) { return PyWeight{f.file().weight(name), f.mapping}; },
@@ -739,4 +789,5 @@ PYBIND11_MODULE(ggufmm, m) {
         "Writes a GGUF v3 file, whole or not at all: tensors maps names to Weights or float32 arrays (ggml shape: "
         "the numpy shape reversed); metadata maps keys to int (i32, else i64), float (f32), bool, str or a list "
         "of one of those.");
+  wrap_argument_errors(m);
 }

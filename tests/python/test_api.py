@@ -28,6 +28,48 @@ def test_error_is_an_exception():
     assert issubclass(ggufmm.Error, Exception)
 
 
+# Arguments no signature takes (pybind11's own TypeError underneath) are ggufmm.Error too, with its message.
+@pytest.mark.parametrize("call", [
+    lambda: ggufmm.open(None),
+    lambda: ggufmm.open(),
+    lambda: ggufmm.open("x.gguf", mode="r"),
+    lambda: ggufmm.matmul("not a weight", np.zeros(256, np.float32)),
+    lambda: ggufmm.quantize(np.zeros((2, 32), np.float32), None),
+    lambda: ggufmm.type_info(["q4_0"]),
+    lambda: ggufmm.Weight(None, "q4_0", 32, 1),
+    lambda: ggufmm.File(3),
+    lambda: ggufmm.upload(None),
+])
+def test_wrong_arguments_raise_error(call):
+    with pytest.raises(ggufmm.Error, match="incompatible|must be|unknown|not"):
+        call()
+
+
+def test_wrong_arguments_to_methods_raise_error(q4_0, golden):
+    with ggufmm.open(golden("q4_0.gguf")) as f:
+        with pytest.raises(ggufmm.Error, match="incompatible function arguments"):
+            f.weight(3)
+    with pytest.raises(ggufmm.Error, match="incompatible function arguments"):
+        ggufmm.upload(q4_0, "cpu").matmul()
+
+
+def test_wrapped_functions_keep_their_names_and_docs():
+    assert ggufmm.open.__name__ == "open"
+    assert "Memory-maps and validates a GGUF file." in ggufmm.open.__doc__
+    assert "open(path: os.PathLike) -> ggufmm.File" in ggufmm.open.__doc__
+    assert "A tensor as a Weight" in ggufmm.File.weight.__doc__
+
+
+def test_error_and_every_property_have_a_docstring():
+    assert ggufmm.Error.__doc__ and "ggufmm" in ggufmm.Error.__doc__
+    undocumented = [f"{cls.__name__}.{name}"
+                    for cls in (ggufmm.TypeInfo, ggufmm.TensorInfo, ggufmm.Weight, ggufmm.DeviceInfo,
+                                ggufmm.Resident, ggufmm.File)
+                    for name, member in vars(cls).items()
+                    if isinstance(member, property) and not (member.__doc__ or "").strip()]
+    assert undocumented == []
+
+
 # ---- Types ------------------------------------------------------------------------------------------------------
 
 
