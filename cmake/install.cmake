@@ -15,13 +15,17 @@ write_basic_package_version_file(${PROJECT_BINARY_DIR}/ggufmmConfigVersion.cmake
 install(FILES ${PROJECT_BINARY_DIR}/ggufmmConfig.cmake ${PROJECT_BINARY_DIR}/ggufmmConfigVersion.cmake
   DESTINATION ${GGUFMM_CMAKE_DIR})
 
-# The prefix is substituted at install time, so that `cmake --install --prefix DIR` gets a ggufmm.pc that points
-# into DIR.
-install(CODE "
-  set(CMAKE_INSTALL_PREFIX \"\${CMAKE_INSTALL_PREFIX}\")
-  set(CMAKE_INSTALL_LIBDIR \"${CMAKE_INSTALL_LIBDIR}\")
-  set(CMAKE_INSTALL_INCLUDEDIR \"${CMAKE_INSTALL_INCLUDEDIR}\")
-  set(PROJECT_VERSION \"${PROJECT_VERSION}\")
-  configure_file(\"${PROJECT_SOURCE_DIR}/cmake/ggufmm.pc.in\" \"${PROJECT_BINARY_DIR}/ggufmm.pc\" @ONLY)
-  file(INSTALL \"${PROJECT_BINARY_DIR}/ggufmm.pc\" DESTINATION \"\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_LIBDIR}/pkgconfig\")
-")
+# ggufmm.pc for the shared library; ggufmm-static.pc for the static one. pkg-config's --static cannot choose
+# between them: it adds Libs.private to the same -lggufmm, which the linker resolves to libggufmm.so where both are.
+# The prefix is substituted at install time, so that `cmake --install --prefix DIR` gets files that point into DIR.
+foreach(pc ggufmm ggufmm-static)
+  install(CODE "
+    set(CMAKE_INSTALL_PREFIX \"\${CMAKE_INSTALL_PREFIX}\")
+    set(CMAKE_INSTALL_LIBDIR \"${CMAKE_INSTALL_LIBDIR}\")
+    set(CMAKE_INSTALL_INCLUDEDIR \"${CMAKE_INSTALL_INCLUDEDIR}\")
+    set(PROJECT_VERSION \"${PROJECT_VERSION}\")
+    configure_file(\"${PROJECT_SOURCE_DIR}/cmake/${pc}.pc.in\" \"${PROJECT_BINARY_DIR}/${pc}.pc\" @ONLY)
+    file(INSTALL \"${PROJECT_BINARY_DIR}/${pc}.pc\"
+      DESTINATION \"\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_LIBDIR}/pkgconfig\")
+  ")
+endforeach()
