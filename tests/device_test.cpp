@@ -777,5 +777,28 @@ TEST(DeviceTool, MatmulCheckAndBenchRunOnADevice) {
   EXPECT_NE(missing.output.find("device nope"), std::string::npos) << missing.output;
 }
 
+// An OpenCL device compiles a format's program at its first use, seconds on some drivers: said once, on stderr,
+// with where it is cached; the next run loads it from there and says nothing.
+TEST(DeviceTool, AFormatsFirstCompilationIsSaidOnce) {
+  GGUFMM_DEVICES(list);
+  GGUFMM_GOLDEN_PATH(golden, "q4_0.gguf");
+  for (const Device& d : list) {
+    const std::string name = d.info().name;
+    if (!name.starts_with("opencl:")) continue;  // CUDA's program is compiled with the library
+    test::TempDir cache;
+    const std::string env = "GGUFMM_CACHE_DIR=" + cache.path().string();
+    const std::string args = fmt::format("dequant {} weight -o /dev/null --device {}", golden, name);
+    const test::ToolRun first = test::run_tool(args, env);
+    ASSERT_EQ(first.status, 0) << first.output;
+    EXPECT_NE(first.output.find(fmt::format("{}: compiling the device program for q4_0 (first use; cached in {})\n",
+                                            name, cache.path().string())),
+              std::string::npos)
+        << first.output;
+    const test::ToolRun second = test::run_tool(args, env);
+    ASSERT_EQ(second.status, 0) << second.output;
+    EXPECT_EQ(second.output.find("compiling"), std::string::npos) << second.output;
+  }
+}
+
 }  // namespace
 }  // namespace ggufmm

@@ -319,6 +319,12 @@ class ClBackend final : public Backend {
         if (program) api()->clReleaseProgram(program);  // a stale or foreign entry: build afresh
       }
     }
+    // Some drivers take seconds per program: said once, so that a first run does not look hung.
+    const auto format = build_options.find("GM_ONLY_");
+    const size_t named = build_options.find('=', format);
+    fmt::print(stderr, "{}: compiling the device program for {} (first use; {})\n", info_.name,
+               named == std::string::npos ? "the formats' shared kernels" : build_options.substr(named + 1),
+               dir.empty() ? "not cached: no cache directory" : fmt::format("cached in {}", dir.string()));
     cl_program program = api()->clCreateProgramWithSource(
         context_, static_cast<cl_uint>(ggufmm_device_program_parts), const_cast<const char**>(ggufmm_device_program),
         nullptr, &status);
