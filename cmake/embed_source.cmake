@@ -1,7 +1,8 @@
 # Writes OUTPUT, a C++ source defining `const char* const NAME[]` and `const size_t NAME_parts`: INPUT with every `#include "..."` of a file under
 # ROOT replaced by that file's text (once per file, as include guards would), so that a device compiler that
 # never sees the source tree gets the whole program, in parts of at most 8000 characters (compilers need not take
-# longer literals; OpenCL takes a program as parts). Run with cmake -P at build time.
+# longer literals; OpenCL takes a program as parts). SUBSTITUTE, "PATH=OTHER", includes OTHER where PATH is
+# included (the one compiler's header for the header that picks among compilers). Run with cmake -P at build time.
 cmake_minimum_required(VERSION 3.25)
 
 function(ggufmm_inline_includes file out_var)
@@ -15,6 +16,9 @@ function(ggufmm_inline_includes file out_var)
   string(REGEX MATCHALL "#include \"[^\"]+\"" directives "${text}")
   foreach(directive IN LISTS directives)
     string(REGEX REPLACE "#include \"([^\"]+)\"" "\\1" path "${directive}")
+    if(DEFINED SUBSTITUTE AND SUBSTITUTE MATCHES "^${path}=(.+)$")
+      set(path ${CMAKE_MATCH_1})
+    endif()
     if(NOT EXISTS ${ROOT}/${path})
       message(FATAL_ERROR "${file}: includes ${path}, not under ${ROOT}")
     endif()

@@ -1,5 +1,6 @@
 // The device kernel source's block decoders, compiled for the host: bit for bit the CPU decoders' integers, scales
-// and offsets, for every quantized format, on random blocks and on ggml's golden files.
+// and offsets, for every quantized format, on random blocks and on ggml's golden files; and the program OpenCL
+// compiles.
 #include <gtest/gtest.h>
 
 #include <bit>
@@ -13,6 +14,10 @@
 #include "format/registry.hpp"
 #include "ggufmm/gguf.hpp"
 #include "test_support.hpp"
+
+// The device program as embedded for OpenCL (src/CMakeLists.txt generates it).
+extern const char* const ggufmm_device_program[];
+extern const size_t ggufmm_device_program_parts;
 
 namespace ggufmm {
 namespace {
@@ -176,6 +181,17 @@ TEST(DeviceDecoders, FloatValuesAreTheCpusBitForBit) {
 }
 
 INSTANTIATE_TEST_SUITE_P(AllFormats, DeviceDecoder, ::testing::ValuesIn(quant_types()), test::type_test_name);
+
+// The program the library embeds for OpenCL is OpenCL C alone: the portable subset's CUDA and host mappings, and what
+// they include, stay out of it.
+TEST(DeviceProgram, TheEmbeddedOpenCLProgramHoldsOnlyOpenCLCode) {
+  std::string program;
+  for (size_t i = 0; i < ggufmm_device_program_parts; ++i) program += ggufmm_device_program[i];
+  EXPECT_NE(program.find("__kernel"), std::string::npos);
+  for (const char* foreign : {"#include", "namespace", "std::", "__device__", "__global__", "asm(", "cuda_fp16"}) {
+    EXPECT_EQ(program.find(foreign), std::string::npos) << foreign;
+  }
+}
 
 }  // namespace
 }  // namespace ggufmm

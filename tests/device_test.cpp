@@ -36,17 +36,19 @@
 namespace ggufmm {
 namespace {
 
-// Every device but the CPU, or those GGUFMM_TEST_DEVICES names (comma-separated).
-std::vector<Device> accelerators() {
+// Whether the device tests take the device named `name`: every device but the CPU (and those a driver too old leaves
+// unusable), or those GGUFMM_TEST_DEVICES names (comma-separated), which fail to open where they cannot be used.
+bool tested(const DeviceInfo& info) {
   const char* only = std::getenv("GGUFMM_TEST_DEVICES");
-  std::string wanted = ",";  // ",name,name," to search for ",name,"
-  if (only) wanted.append(only).push_back(',');
+  if (!only) return info.name != "cpu" && info.unusable.empty();
+  const std::string wanted = "," + std::string(only) + ",", item = "," + info.name + ",";
+  return info.name != "cpu" && wanted.find(item) != std::string::npos;
+}
+
+std::vector<Device> accelerators() {
   std::vector<Device> out;
   for (const DeviceInfo& info : devices()) {
-    std::string item = ",";
-    item.append(info.name).push_back(',');
-    if (info.name == "cpu" || (only && wanted.find(item) == std::string::npos)) continue;
-    out.push_back(Device::open(info.name));
+    if (tested(info)) out.push_back(Device::open(info.name));
   }
   return out;
 }
@@ -103,7 +105,13 @@ TEST(Devices, TheCpuComesFirstAndAnUnknownNameIsAnErrorNamingWhatThereIs) {
   const std::string message = test::input_error([] { Device::open("opencl:99"); });
   EXPECT_NE(message.find("opencl:99"), std::string::npos) << message;
   EXPECT_NE(message.find("cpu"), std::string::npos) << message;
-  EXPECT_NE(test::input_error([] { Device::open("cuda:0"); }).find("cuda:0"), std::string::npos);
+  // cuda:0 opens where it is listed and usable, and is an error naming it where not.
+  const auto cuda = std::ranges::find(all, std::string("cuda:0"), &DeviceInfo::name);
+  if (cuda != all.end() && cuda->unusable.empty()) {
+    EXPECT_FALSE(Device::open("cuda:0").is_cpu());
+  } else {
+    EXPECT_NE(test::input_error([] { Device::open("cuda:0"); }).find("cuda:0"), std::string::npos);
+  }
 }
 
 // The roofs bench divides by: a streaming read, and the int8 peak on the units the tiles use (the kernel counting
@@ -697,8 +705,10 @@ TEST(DeviceCApi, UploadMultiplyDequantizeAndRelease) {
   const std::vector<float> x = test::random_values(static_cast<size_t>(rows * k), rng);
   std::vector<float> want(static_cast<size_t>(rows * m));
   ResidentWeight(Device::open("cpu"), weight.w).matmul(x.data(), rows, want.data());
+  const std::vector<DeviceInfo> all = devices();
   for (int i = 0; i < count; ++i) {
     const std::string name = ggufmm_device_name(i);
+    if (name != "cpu" && !tested(all[static_cast<size_t>(i)])) continue;
     ggufmm_device* device = nullptr;
     ASSERT_EQ(ggufmm_device_open(name.c_str(), &device), GGUFMM_OK) << ggufmm_last_error();
     ggufmm_resident* resident = nullptr;

@@ -1,4 +1,5 @@
-// Runs the built ggufmm tool (GGUFMM_TOOL_PATH) as a user would, capturing what it prints.
+// Runs the ggufmm tool as a user would, capturing what it prints: the one built beside the tests (GGUFMM_TOOL_PATH),
+// or $GGUFMM_TEST_TOOL where the two were moved from their build (scripts/gpu-check --prebuilt).
 #pragma once
 
 #include <fmt/format.h>
@@ -34,13 +35,18 @@ inline ToolRun capture(const std::string& command) {
   return run;
 }
 
+inline const char* tool_path() {
+  const char* moved = std::getenv("GGUFMM_TEST_TOOL");
+  return moved && *moved ? moved : GGUFMM_TOOL_PATH;
+}
+
 // `env`: variable assignments for the tool's environment ("NAME=value ...").
 inline ToolRun run_tool(const std::string& args, const std::string& env = "") {
   std::string errors = (std::filesystem::temp_directory_path() / "ggufmm-tool-stderr-XXXXXX").string();
   const int errors_fd = ::mkstemp(errors.data());
   if (errors_fd < 0) return {-1, "mkstemp failed", ""};
   ::close(errors_fd);
-  ToolRun run = capture(fmt::format("{} {} {} 2>{}", env, GGUFMM_TOOL_PATH, args, errors));
+  ToolRun run = capture(fmt::format("{} {} {} 2>{}", env, tool_path(), args, errors));
   std::ifstream in(errors, std::ios::binary);
   run.output = run.out + std::string(std::istreambuf_iterator<char>(in), {});
   std::remove(errors.c_str());
@@ -49,7 +55,7 @@ inline ToolRun run_tool(const std::string& args, const std::string& env = "") {
 
 // stdout and stderr as one stream, in the order the tool wrote them.
 inline std::string run_tool_interleaved(const std::string& args) {
-  return capture(fmt::format("{} {} 2>&1", GGUFMM_TOOL_PATH, args)).out;
+  return capture(fmt::format("{} {} 2>&1", tool_path(), args)).out;
 }
 
 }  // namespace ggufmm::test

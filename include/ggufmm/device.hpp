@@ -27,7 +27,10 @@ struct DeviceInfo {
   std::string description;  // the device's, its platform's and its driver's names
   uint64_t memory_bytes = 0;
   uint64_t max_allocation = 0;            // the largest single buffer
-  std::vector<std::string> capabilities;  // those the kernels can use ("fp16", "subgroups", "int8-dot", ...)
+  int compute_units = 0;                  // its multiprocessors (CUDA) or compute units (OpenCL)
+  uint64_t cache_bytes = 0;               // its last-level cache (a GPU's L2)
+  std::vector<std::string> capabilities;  // those the kernels use on it ("fp64", "dp4a", "int8-mma", ...)
+  std::string unusable;                   // why it cannot be opened (an outdated driver, say), else empty
 };
 
 // Every device: the CPU, then CUDA's, then OpenCL's. Without a driver (no libcuda, no OpenCL ICD loader or
@@ -49,9 +52,14 @@ class GGUFMM_API Device {
 
   const DeviceInfo& info() const;
   bool is_cpu() const { return backend_ == nullptr; }
-  // The device's memory read rate in bytes per second: a streaming kernel reading `bytes` bytes, the best of a
-  // few runs. Throws Error(BadUsage) on the CPU (ggufmm bench measures the host's memory itself).
+  // The device's memory read rate in bytes per second: a streaming kernel reading buffers of `bytes` bytes in 16-byte
+  // words, cold (the buffers read in turn span three times its last-level cache), the best of a few runs. Throws
+  // Error(BadUsage) on the CPU (ggufmm bench measures the host's memory itself).
   double read_bandwidth(size_t bytes) const;
+  // The rate of the device's own copy of `bytes` bytes, device to device (cudaMemcpy, clEnqueueCopyBuffer), in bytes
+  // read and written per second, as NVIDIA's bandwidthTest counts it: a check on read_bandwidth. Error(BadUsage) on
+  // the CPU.
+  double copy_bandwidth(size_t bytes) const;
   // The device's int8 rate in operations per second (2 per multiply-add) on the units its prefill tiles use:
   // tensor-core mma chains on CUDA from sm_80, else chains of 4-byte dot products (dp4a on CUDA), of up to `ops`
   // operations in all (fewer where a run already takes 50 ms), the best of a few runs. Error(BadUsage) on the CPU.

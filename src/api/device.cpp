@@ -101,6 +101,11 @@ double Device::read_bandwidth(size_t bytes) const {
   return static_cast<double>(bytes) / device::read_seconds(*backend_, bytes);
 }
 
+double Device::copy_bandwidth(size_t bytes) const {
+  if (!backend_) throw Error(Error::Kind::BadUsage, "copy_bandwidth: a device's own copy; the CPU has none");
+  return 2.0 * static_cast<double>(bytes) / device::copy_seconds(*backend_, bytes);
+}
+
 double Device::int8_peak(double ops) const {
   if (!backend_) throw Error(Error::Kind::BadUsage, "int8_peak: the CPU's peak is measured by ggufmm bench");
   return device::int8_peak_ops(*backend_, ops);
@@ -117,6 +122,14 @@ void Device::set_dense_cache_budget(size_t bytes) const {
 void Device::clear_dense_cache() const { dense_cache_ ? dense_cache_->clear() : ggufmm::clear_dense_cache(); }
 
 namespace {
+
+// Host memory a call copies to the device, enqueued: the call's read of its outputs, the one wait of a call from
+// host memory, waits for the copy too, and the caller's memory stays put until then.
+std::shared_ptr<device::Buffer> stage(device::Backend& b, const void* data, size_t bytes) {
+  auto buffer = b.allocate(bytes);
+  b.enqueue_write(*buffer, data);
+  return buffer;
+}
 
 // Where Auto moves from gemv sets to the tiles on a device (rows per weight matrix) without a calibrated profile.
 constexpr int64_t kDeviceTiledFrom = 8;
@@ -192,10 +205,10 @@ void ResidentWeight::matmul(const float* x, int64_t rows, float* y, const float*
   api::check_matmul(weight_, rows, !x || !y);
   if (rows == 0) return;
   device::Backend& b = backend();
-  const auto xs = b.upload(x, static_cast<size_t>(rows * weight_.k) * sizeof(float));
+  const auto xs = stage(b, x, static_cast<size_t>(rows * weight_.k) * sizeof(float));
   const size_t out_bytes = static_cast<size_t>(rows * weight_.m) * sizeof(float);
   const auto out = b.allocate(out_bytes);
-  const auto add = residual ? b.upload(residual, out_bytes) : nullptr;
+  const auto add = residual ? stage(b, residual, out_bytes) : nullptr;
   enqueue_matmul(xs->handle(), rows, out->handle(), add ? add->handle() : nullptr, options);
   b.read(*out, y);
 }
@@ -208,11 +221,11 @@ void ResidentWeight::mul_mat_id(const float* act, int64_t tokens, int64_t act_sl
   // From host memory the ids can be checked, and are, as on the CPU.
   api::check_expert_ids(weight_, ids, tokens, slots);
   device::Backend& b = backend();
-  const auto xs = b.upload(act, static_cast<size_t>(tokens * act_slots * weight_.k) * sizeof(float));
-  const auto routes = b.upload(ids, static_cast<size_t>(tokens * slots) * sizeof(int32_t));
+  const auto xs = stage(b, act, static_cast<size_t>(tokens * act_slots * weight_.k) * sizeof(float));
+  const auto routes = stage(b, ids, static_cast<size_t>(tokens * slots) * sizeof(int32_t));
   const size_t out_bytes = static_cast<size_t>(tokens * slots * weight_.m) * sizeof(float);
   const auto out = b.allocate(out_bytes);
-  const auto add = residual ? b.upload(residual, out_bytes) : nullptr;
+  const auto add = residual ? stage(b, residual, out_bytes) : nullptr;
   enqueue_mul_mat_id(xs->handle(), tokens, act_slots, routes->handle(), slots, out->handle(),
                      add ? add->handle() : nullptr, options);
   b.read(*out, y);

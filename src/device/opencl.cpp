@@ -14,10 +14,10 @@
 #include <fstream>
 #include <iterator>
 #include <mutex>
+#include <map>
 #include <optional>
 #include <span>
 #include <string>
-#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -137,17 +137,16 @@ class ClBackend final : public Backend {
     // allows far more than a GPU: the limits are the device's, not what a launch happens to get away with).
     const auto group_limit = device_value<size_t>(device_, CL_DEVICE_MAX_WORK_GROUP_SIZE);
     const auto local_bytes = device_value<cl_ulong>(device_, CL_DEVICE_LOCAL_MEM_SIZE);
-    if (group_limit < kGroupSize || local_bytes < kLocalBytes) {
+    if (group_limit < GM_GROUP || local_bytes < GM_GEMV_LOCAL_BYTES) {
       throw Error(Error::Kind::BadInput,
                   fmt::format("{}: work-groups of at most {} work-items and {} bytes of local memory; the kernels "
-                              "need {} and {}", who(), group_limit, local_bytes, kGroupSize, kLocalBytes));
+                              "need {} and {}", who(), group_limit, local_bytes, GM_GROUP, GM_GEMV_LOCAL_BYTES));
     }
     if (!device_value<cl_bool>(device_, CL_DEVICE_ENDIAN_LITTLE)) {
       throw Error(Error::Kind::BadInput, fmt::format("{}: a big-endian device; the kernels read the codebooks' "
                                                      "words little-endian", who()));
     }
     local_bytes_ = local_bytes;
-    compute_units_ = device_value<cl_uint>(device_, CL_DEVICE_MAX_COMPUTE_UNITS);
     // Doubles for the exact recomputation where the device has them; division correctly rounded, as the
     // activation scales must be the CPU's bit for bit.
     options_ = "-cl-std=CL1.2";
@@ -174,7 +173,8 @@ class ClBackend final : public Backend {
     }
   }
   ~ClBackend() override {
-    for (auto& [name, kernel] : kernels_) api()->clReleaseKernel(kernel.kernel);
+    drop_scratch();
+    for (auto& [id, kernel] : kernels_) api()->clReleaseKernel(kernel.kernel);
     for (auto& [define, program] : programs_) api()->clReleaseProgram(program);
     api()->clReleaseCommandQueue(queue_);
     api()->clReleaseContext(context_);
@@ -183,21 +183,15 @@ class ClBackend final : public Backend {
   ClBackend& operator=(const ClBackend&) = delete;
 
   std::shared_ptr<Buffer> allocate(size_t bytes) override {
-    if (bytes > info_.max_allocation) {
-      throw Error(Error::Kind::BadInput, fmt::format("{}: {} bytes is more than its largest allocation, {} bytes",
-                                                     who(), bytes, info_.max_allocation));
-    }
+    check_allocation(info_, bytes, who());
     cl_int status = CL_SUCCESS;
     const cl_mem m = api()->clCreateBuffer(context_, CL_MEM_READ_WRITE, std::max<size_t>(bytes, 1), nullptr, &status);
     if (status != CL_SUCCESS) fail(who(), fmt::format("allocating {} bytes", bytes), status);
     return std::make_shared<ClBuffer>(m, bytes);
   }
 
-  void write(const Buffer& to, const void* from) override {
-    const cl_int status = api()->clEnqueueWriteBuffer(queue_, mem(to.handle()), CL_TRUE, 0, to.bytes(), from, 0,
-                                                      nullptr, nullptr);
-    if (status != CL_SUCCESS) fail(who(), fmt::format("copying {} bytes to the device", to.bytes()), status);
-  }
+  void write(const Buffer& to, const void* from) override { write(to, from, CL_TRUE); }
+  void enqueue_write(const Buffer& to, const void* from) override { write(to, from, CL_FALSE); }
 
   void read(const Buffer& from, void* to) override {
     check(api()->clEnqueueReadBuffer(queue_, mem(from.handle()), CL_TRUE, 0, from.bytes(), to, 0, nullptr, nullptr),
@@ -210,12 +204,12 @@ class ClBackend final : public Backend {
     check(api()->clEnqueueCopyBuffer(queue_, mem(from), mem(to), 0, 0, bytes, 0, nullptr, nullptr), who(),
           "clEnqueueCopyBuffer");
   }
-  void launch(const std::string& name, Grid grid, std::span<const Arg> args) override {
+  void launch(const Kernel& id, Grid grid, std::span<const Arg> args) override {
     std::lock_guard lock(mutex_);
-    const auto [kernel, most_items] = kernel_locked(name);
+    const auto [kernel, most_items] = kernel_locked(id);
     if (static_cast<size_t>(grid.group) > most_items) {
       throw Error(Error::Kind::BadUsage, fmt::format("{}: kernel {} runs at most {} work-items per group, not {}",
-                                                     who(), name, most_items, grid.group));
+                                                     who(), id.symbol(), most_items, grid.group));
     }
     for (cl_uint i = 0; i < args.size(); ++i) {
       const cl_mem m = args[i].memory ? mem(args[i].value) : nullptr;
@@ -226,7 +220,7 @@ class ClBackend final : public Backend {
     const size_t items[2] = {static_cast<size_t>(grid.x * grid.group), static_cast<size_t>(grid.y)};
     const size_t local[2] = {static_cast<size_t>(grid.group), 1};
     check(api()->clEnqueueNDRangeKernel(queue_, kernel, 2, nullptr, items, local, 0, nullptr, nullptr), who(),
-          ("launching " + name).c_str());
+          ("launching " + id.symbol()).c_str());
   }
   void finish() override { check(api()->clFinish(queue_), who(), "clFinish"); }
   std::optional<Type> dense_type() override { return blas() ? std::optional(Type::F32) : std::nullopt; }
@@ -244,26 +238,32 @@ class ClBackend final : public Backend {
     }
   }
   size_t local_memory() const override { return local_bytes_; }
-  int group_limit(const std::string& name) override {
+  int group_limit(const Kernel& id) override {
     std::lock_guard lock(mutex_);
-    return static_cast<int>(kernel_locked(name).group_limit);
+    return static_cast<int>(kernel_locked(id).group_limit);
   }
-  int64_t compute_units() const override { return compute_units_; }
+  int64_t compute_units() const override { return info_.compute_units; }
+  size_t cache_bytes() const override { return info_.cache_bytes; }
+  bool int8_mma() const override { return false; }
 
  private:
-  static constexpr size_t kLocalBytes = 7 * kGroupSize * sizeof(float);  // the gemv kernels' partial sums
+  void write(const Buffer& to, const void* from, cl_bool blocking) {
+    const cl_int status = api()->clEnqueueWriteBuffer(queue_, mem(to.handle()), blocking, 0, to.bytes(), from, 0,
+                                                      nullptr, nullptr);
+    if (status != CL_SUCCESS) fail(who(), fmt::format("copying {} bytes to the device", to.bytes()), status);
+  }
 
   std::string who() const { return info_.name + " (" + info_.description + ")"; }
 
   // A kernel, and the most work-items its work-groups may have on this device.
-  struct Kernel {
+  struct Entry {
     cl_kernel kernel;
     size_t group_limit;
   };
 
-  Kernel kernel_locked(const std::string& name) {
-    if (const auto it = kernels_.find(name); it != kernels_.end()) return it->second;
-    const std::string define = program_define(name);
+  Entry kernel_locked(const Kernel& id) {
+    if (const auto it = kernels_.find(id); it != kernels_.end()) return it->second;
+    const std::string define = program_define(id), name = id.symbol();
     auto program = programs_.find(define);
     if (program == programs_.end()) program = programs_.emplace(define, build_program(options_ + " " + define)).first;
     cl_int status = CL_SUCCESS;
@@ -272,28 +272,18 @@ class ClBackend final : public Backend {
     size_t group_limit = 0;
     api()->clGetKernelWorkGroupInfo(kernel, device_, CL_KERNEL_WORK_GROUP_SIZE, sizeof group_limit, &group_limit,
                                     nullptr);
-    if (group_limit < kGroupSize) {
+    if (group_limit < GM_GROUP) {
       api()->clReleaseKernel(kernel);
       throw Error(Error::Kind::BadInput, fmt::format("{}: kernel {} runs at most {} work-items per group, not {}",
-                                                     who(), name, group_limit, kGroupSize));
+                                                     who(), name, group_limit, GM_GROUP));
     }
-    return kernels_.emplace(name, Kernel{kernel, group_limit}).first->second;
+    return kernels_.emplace(id, Entry{kernel, group_limit}).first->second;
   }
 
-  // The program holding a kernel, as the option that selects its format (kernels/program.h): the kernels of a
-  // format are named <kernel>_<format>.
-  static std::string program_define(std::string_view kernel) {
-    const format::Format* format = nullptr;
-    for (const format::Format& f : format::all()) {
-      const std::string_view name = f.info.name;
-      if (f.dequantize && kernel.size() > name.size() && kernel.ends_with(name) &&
-          kernel[kernel.size() - name.size() - 1] == '_' &&
-          (!format || name.size() > std::string_view(format->info.name).size())) {
-        format = &f;
-      }
-    }
-    if (!format) return "-DGM_ONLY_NONE";
-    return fmt::format("-DGM_ONLY_{}={}", format->decode ? "QUANT" : "FLOAT", format->info.name);
+  // The program holding a kernel, as the option that selects its format (kernels/program.h).
+  static std::string program_define(const Kernel& id) {
+    if (!id.per_format()) return "-DGM_ONLY_NONE";
+    return fmt::format("-DGM_ONLY_{}={}", format::find(id.type)->decode ? "QUANT" : "FLOAT", type_info(id.type)->name);
   }
 
   // From the disk cache when an entry matches, else from source (and then cached).
@@ -366,10 +356,9 @@ class ClBackend final : public Backend {
   cl_context context_ = nullptr;
   cl_command_queue queue_ = nullptr;
   size_t local_bytes_ = 0;
-  int64_t compute_units_ = 1;
   std::mutex mutex_;  // the programs, the kernels (their arguments) and the queue's launches
   std::unordered_map<std::string, cl_program> programs_;  // by the option selecting their format
-  std::unordered_map<std::string, Kernel> kernels_;
+  std::map<Kernel, Entry> kernels_;
 };
 
 DeviceInfo describe(cl_platform_id platform, cl_device_id id, int index) {
@@ -379,15 +368,11 @@ DeviceInfo describe(cl_platform_id platform, cl_device_id id, int index) {
                                  platform_string(platform, CL_PLATFORM_NAME), device_string(id, CL_DRIVER_VERSION));
   info.memory_bytes = device_value<cl_ulong>(id, CL_DEVICE_GLOBAL_MEM_SIZE);
   info.max_allocation = device_value<cl_ulong>(id, CL_DEVICE_MAX_MEM_ALLOC_SIZE);
-  const std::string extensions = device_string(id, CL_DEVICE_EXTENSIONS);
-  for (const auto& [extension, capability] : {std::pair{"cl_khr_fp16", "fp16"}, {"cl_khr_subgroups", "subgroups"},
-                                              {"cl_intel_subgroups", "subgroups"},
-                                              {"cl_khr_integer_dot_product", "int8-dot"}}) {
-    if (extensions.find(extension) != std::string::npos &&
-        std::ranges::find(info.capabilities, capability) == info.capabilities.end()) {
-      info.capabilities.emplace_back(capability);
-    }
-  }
+  info.compute_units = static_cast<int>(device_value<cl_uint>(id, CL_DEVICE_MAX_COMPUTE_UNITS));
+  info.cache_bytes = device_value<cl_ulong>(id, CL_DEVICE_GLOBAL_MEM_CACHE_SIZE);
+  // What the kernels use: doubles, for the exact recomputation (OpenCL C 1.2 has no integer dot product, and the
+  // kernels use no extension).
+  if (device_value<cl_device_fp_config>(id, CL_DEVICE_DOUBLE_FP_CONFIG) != 0) info.capabilities = {"fp64"};
   return info;
 }
 

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <bit>
 #include <chrono>
 #include <vector>
 
@@ -13,39 +14,47 @@
 namespace ggufmm::device {
 namespace {
 
+using Kind = Kernel::Kind;
+using Slot = Backend::Slot;
+
 bool quantized(Type type) { return format::find(type)->decode != nullptr; }
 
-int64_t groups_for(int64_t items) { return (items + kGroupSize - 1) / kGroupSize; }
+int64_t groups_for(int64_t items) { return (items + GM_GROUP - 1) / GM_GROUP; }
 
-constexpr int kSetRows = 7;   // the gemv kernels' most rows per set (GM_MAX_ROWS)
-constexpr int kTileM = 64;    // the tiled kernels' weight rows per tile (GM_TILE_M)
-constexpr int kMostTileRows = 256;      // their largest tile's activation rows
-constexpr int64_t kUnitItems = 1024;    // work-items a compute unit keeps in flight, to a factor
-constexpr int64_t kStreamGroups = 1024;  // the read_bandwidth kernel's work-groups
+constexpr int64_t kUnitItems = 1024;          // work-items a compute unit keeps in flight, to a factor
+constexpr int64_t kStreamGroupsPerUnit = 8;   // read_bandwidth's work-groups per compute unit
+constexpr size_t kColdCacheMultiple = 3;      // cold reads span this many times the last-level cache
+constexpr int kTimedBatch = 8;                // launches a timed batch holds at least, so that its wait is amortized
 
-// The work-items of a tiled kernel of `tn` activation rows (GM_TILE_GROUP).
-int tile_group(int tn) { return std::max(kTileM, tn); }
-
-// The local memory of a tiled kernel of `tn` activation rows: two buffers of the step's decoded weight rows (32
-// codes, 2 scales, 2 offsets each) and activation rows (32 codes, a scale, 2 sums each), and the rows' indices.
-size_t tile_local_bytes(int tn) {
-  const size_t weights = kTileM * (32 + 4 * sizeof(float)), activations = tn * (32 + 3 * sizeof(float));
-  return 2 * (weights + activations) + tn * sizeof(int64_t);
+// What the host computes from the kernels' sizes (kernels/args.h), held to what the kernels assume: every tile a
+// whole number of warps, each warp's activation rows whole column blocks within the kernel's accumulators, the
+// 64-bit row table aligned, and the largest tile's local memory within the 48 KiB any CUDA block has without
+// opting in to more.
+constexpr bool tiles_fit() {
+  for (int tn = GM_TILE_LEAST; tn <= GM_TILE_MOST; tn *= 2) {
+    if (GM_TILE_GROUP(tn) % 32 != 0 || GM_TILE_CB(tn) < 1 || GM_TILE_CB(tn) > GM_TILE_MOST_CB ||
+        GM_TILE_CB(tn) * 8 * (GM_TILE_GROUP(tn) / 32) != tn || GM_TILE_AROW(tn) % 8 != 0) {
+      return false;
+    }
+  }
+  return GM_TILE_LOCAL_BYTES(GM_TILE_MOST) <= 48 * 1024;
 }
+static_assert(tiles_fit());
+static_assert(GM_GROUP % 32 == 0 && GM_MAX_ROWS <= GM_GROUP && GM_STREAM_GROUP % 32 == 0);
 
 // The tiled kernel of `tn` activation rows for `type`.
-std::string tiled_kernel(int tn, Type type) { return fmt::format("tiled{}_{}", tn, type_info(type)->name); }
+Kernel tiled_kernel(int tn, Type type) { return {.kind = Kind::Tiled, .type = type, .tile_rows = tn}; }
 
-// The activation rows of the tiles a product of `rows` rows per matrix of `type` takes on this device (16 to 256:
-// the smallest the rows fit, else 256, within the device's local memory and the kernel's work-group limit), or 0
+// The activation rows of the tiles a product of `rows` rows per matrix of `type` takes on this device (the smallest
+// tile the rows fit, else the largest, within the device's local memory and the kernel's work-group limit), or 0
 // where no tile fits the device or `type` has no tiled kernels (the float formats).
 int tile_rows(Backend& backend, Type type, int64_t rows) {
   if (!quantized(type)) return 0;
-  int tn = 16;
-  while (tn < rows && tn < kMostTileRows) tn *= 2;
-  for (; tn >= 16; tn /= 2) {
-    const bool fits = tile_local_bytes(tn) <= backend.local_memory() &&
-                      tile_group(tn) <= backend.group_limit(tiled_kernel(tn, type));
+  int tn = GM_TILE_LEAST;
+  while (tn < rows && tn < GM_TILE_MOST) tn *= 2;
+  for (; tn >= GM_TILE_LEAST; tn /= 2) {
+    const bool fits = static_cast<size_t>(GM_TILE_LOCAL_BYTES(tn)) <= backend.local_memory() &&
+                      GM_TILE_GROUP(tn) <= backend.group_limit(tiled_kernel(tn, type));
     if (fits) return tn;
   }
   return 0;
@@ -57,7 +66,7 @@ void dequantize_rows(Backend& b, Type type, const Buffer& blocks, int64_t values
   const TypeInfo& t = *type_info(type);
   // Quantized formats: a work-item per 16 values; floats: per value.
   const int64_t items = quantized(type) ? values / 16 : values;
-  b.run(fmt::format("dequantize_{}", t.name), Grid{groups_for(items)}, blocks.handle(), out, items,
+  b.run({.kind = Kind::Dequantize, .type = type}, Grid{groups_for(items)}, blocks.handle(), out, items,
         int{t.block_bytes}, int{t.block_size / 16}, k, stride, int{element == Type::F16});
 }
 
@@ -69,37 +78,105 @@ kernels::gm_gemv_args row_args(const ProductCall& c) {
           .subs_per_block = quantized(c.w.type) ? t.block_size / 16 : 1, .has_residual = c.residual != nullptr};
 }
 
+// The residual the exact recomputation reads, which it reads after y is written: a residual that is y is read from
+// a copy. Buffers a kernel does not read (a missing residual) stand in as y: no argument is null.
+const void* residual_for(Backend& b, const ProductCall& c) {
+  if (c.residual != c.y) return c.residual ? c.residual : c.y;
+  const size_t bytes = static_cast<size_t>(c.out_rows * c.w.m) * sizeof(float);
+  void* copy = b.scratch_slot(Slot::Residual, bytes);
+  b.copy(c.y, copy, bytes);
+  return copy;
+}
+
 // A matmul as the backend's GEMM on the dense copy, accumulating onto the residual where there is one.
 void dense_product(Backend& b, const ProductCall& c) {
   const DenseCopy& copy = *c.dense;
-  const size_t out_bytes = static_cast<size_t>(c.out_rows * c.w.m) * sizeof(float);
-  // The exact recomputation reads the residual after y is written: a residual that is y is read from a copy.
-  const auto residual_copy = c.residual == c.y ? b.scratch(out_bytes) : nullptr;
-  if (residual_copy) b.copy(c.y, residual_copy->handle(), out_bytes);
-  if (c.residual && c.residual != c.y) b.copy(c.residual, c.y, out_bytes);
-  const void* residual = residual_copy ? residual_copy->handle() : c.residual ? c.residual : c.y;
-  std::shared_ptr<Buffer> x16;
+  const void* residual = residual_for(b, c);
+  if (c.residual && c.residual != c.y) b.copy(c.residual, c.y, static_cast<size_t>(c.out_rows * c.w.m) * sizeof(float));
+  const void* x = c.x;
   if (copy.type == Type::F16) {
     const int64_t n = c.act_rows * c.w.k;
-    x16 = b.scratch(static_cast<size_t>(n) * 2);
-    b.run("to_half", Grid{groups_for(n)}, c.x, n, x16->handle());
+    void* x16 = b.scratch_slot(Slot::HalfActivations, static_cast<size_t>(n) * 2);
+    b.run({.kind = Kind::ToHalf}, Grid{groups_for(n)}, c.x, n, x16);
+    x = x16;
   }
-  b.gemm({.w = copy.buffer->handle(), .stride = copy.stride, .x = x16 ? x16->handle() : c.x, .rows = c.out_rows,
-          .m = c.w.m, .k = c.w.k, .beta = c.residual ? 1.0f : 0.0f, .y = c.y});
-  b.run(fmt::format("exact_{}", type_info(c.w.type)->name), Grid{groups_for(c.out_rows * c.w.m)},
-        c.blocks.handle(), c.y, c.x, residual, c.y, row_args(c));
+  b.gemm({.w = copy.buffer->handle(), .stride = copy.stride, .x = x, .rows = c.out_rows, .m = c.w.m, .k = c.w.k,
+          .beta = c.residual ? 1.0f : 0.0f, .y = c.y});
+  b.run({.kind = Kind::Exact, .type = c.w.type}, Grid{groups_for(c.out_rows * c.w.m)}, c.blocks.handle(), c.y, c.x,
+        residual, c.y, row_args(c));
 }
 
-// Seconds one launch of kernel `name` takes, waited for.
-template <class... Args>
-double launch_seconds(Backend& b, const std::string& name, Grid grid, const Args&... args) {
+// Seconds for `launches` calls of `enqueue(i)`, enqueued back to back and waited for once.
+template <class Enqueue>
+double batch_seconds(Backend& b, int launches, const Enqueue& enqueue) {
   const auto start = std::chrono::steady_clock::now();
-  b.run(name, grid, args...);
+  for (int i = 0; i < launches; ++i) enqueue(i);
   b.finish();
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / launches;
+}
+
+// Buffers of `bytes` bytes, each written with a pattern (so that no page is left to a zero page), as many as span
+// kColdCacheMultiple times the device's last-level cache.
+std::vector<std::shared_ptr<Buffer>> cold_buffers(Backend& b, size_t bytes) {
+  const size_t cold = kColdCacheMultiple * b.cache_bytes();
+  const size_t count = std::max<size_t>(1, (cold + bytes - 1) / bytes);
+  const std::vector<uint8_t> pattern(bytes, 0x5a);
+  std::vector<std::shared_ptr<Buffer>> buffers;
+  for (size_t i = 0; i < count; ++i) buffers.push_back(b.upload(pattern.data(), bytes));
+  return buffers;
+}
+
+// The best of a few batches of calls of `enqueue(i)`, cycling through `count` buffers.
+template <class Enqueue>
+double best_batch(Backend& b, size_t count, const Enqueue& enqueue) {
+  const int launches = static_cast<int>(std::max<size_t>(kTimedBatch, count));
+  double best = 0;
+  for (int repeat = 0; repeat < 5; ++repeat) {
+    const double seconds = batch_seconds(b, launches, enqueue);
+    best = repeat == 0 ? seconds : std::min(best, seconds);
+  }
+  return best;
 }
 
 }  // namespace
+
+std::string Kernel::symbol() const {
+  const std::string_view name = type_info(type)->name;
+  switch (kind) {
+    case Kind::Dequantize:
+      return fmt::format("dequantize_{}", name);
+    case Kind::Gemv:
+      return fmt::format("gemv_{}", name);
+    case Kind::Exact:
+      return fmt::format("exact_{}", name);
+    case Kind::Tiled:
+      return fmt::format("tiled{}_{}", tile_rows, name);
+    case Kind::ToHalf:
+      return "to_half";
+    case Kind::QuantizeActivations:
+      return "quantize_act";
+    case Kind::RouteExperts:
+      return "route_experts";
+    case Kind::ReadBandwidth:
+      return "read_bandwidth";
+    case Kind::Int8Peak:
+      return "int8_peak";
+  }
+  return {};
+}
+
+void* Backend::scratch_slot(Slot slot, size_t bytes) {
+  std::shared_ptr<Buffer>& buffer = scratch_slots_[static_cast<size_t>(slot)];
+  if (!buffer || buffer->bytes() < bytes) buffer = scratch(std::bit_ceil(std::max<size_t>(bytes, 256)));
+  return buffer->handle();
+}
+
+void check_allocation(const DeviceInfo& info, size_t bytes, const std::string& who) {
+  if (bytes > info.max_allocation) {
+    throw Error(Error::Kind::BadInput, fmt::format("{}: {} bytes is more than its largest allocation, {} bytes", who,
+                                                   bytes, info.max_allocation));
+  }
+}
 
 int64_t dense_row_stride(int64_t k, Type type) {
   const int64_t element = type_info(type)->block_bytes;
@@ -117,55 +194,59 @@ DenseCopy make_dense_copy(Backend& b, const Weight& w, const Buffer& blocks, Typ
 }
 
 void product(Backend& b, const ProductCall& c, Kernels kernels) {
+  const auto scratch = b.lock_scratch();
   if (kernels == Kernels::Dense) return dense_product(b, c);
   const TypeInfo& t = *type_info(c.w.type);
   const bool int8 = quantized(c.w.type), moe = c.ids != nullptr;
   const int tn = kernels == Kernels::Tiled ? tile_rows(b, c.w.type, (c.out_rows + c.w.experts - 1) / c.w.experts) : 0;
   const size_t values = static_cast<size_t>(c.act_rows * c.w.k);
-  // The quantized activations (the float formats read x as it is).
-  const auto xq = b.scratch(int8 ? values : 1), xd = b.scratch(int8 ? values / 32 * sizeof(float) : 1),
-             xsum = b.scratch(int8 ? values / 16 * sizeof(float) : 1);
-  // A gemv matmul's set j reads activation rows from 7 * j; every other product reads one row per output row.
+  // A gemv matmul's set j reads activation rows from GM_MAX_ROWS * j; every other product one row per output row.
   const bool sets = !tn && !moe;
   const kernels::gm_gemv_args a{.k = c.w.k, .m = c.w.m, .row_bytes = static_cast<int64_t>(c.w.row_bytes()),
                                 .expert_bytes = moe ? static_cast<int64_t>(c.w.expert_bytes()) : 0,
-                                .experts = c.w.experts, .slots = c.slots, .act_slots = sets ? kSetRows : c.act_slots,
-                                .rows = sets ? kSetRows : 1, .out_rows = c.out_rows, .block_bytes = t.block_bytes,
+                                .experts = c.w.experts, .slots = c.slots, .act_slots = sets ? GM_MAX_ROWS : c.act_slots,
+                                .rows = sets ? GM_MAX_ROWS : 1, .out_rows = c.out_rows, .block_bytes = t.block_bytes,
                                 .subs_per_block = int8 ? t.block_size / 16 : 1,
                                 .has_residual = c.residual != nullptr};
-  // The exact recomputation reads the residual after y is written: a residual that is y is read from a copy.
-  const size_t out_bytes = static_cast<size_t>(c.out_rows * c.w.m) * sizeof(float);
-  const auto residual_copy = c.residual == c.y ? b.scratch(out_bytes) : nullptr;
-  if (residual_copy) b.copy(c.y, residual_copy->handle(), out_bytes);
-  // Buffers a kernel does not read (ids of a matmul, a missing residual) stand in as y: no argument is null.
-  const void* residual = residual_copy ? residual_copy->handle() : c.residual ? c.residual : c.y;
+  const void* residual = residual_for(b, c);
+  // The quantized activations (the float formats read x as it is, and y stands in for them: no argument is null).
+  void* xq = c.y;
+  void* xd = c.y;
+  void* xsum = c.y;
+  if (int8) {
+    xq = b.scratch_slot(Slot::ActCodes, values);
+    xd = b.scratch_slot(Slot::ActScales, values / 32 * sizeof(float));
+    xsum = b.scratch_slot(Slot::ActSums, values / 16 * sizeof(float));
+    quantize_activations(b, c.x, static_cast<int64_t>(values), xq, xd, xsum);
+  }
   const void* ids = moe ? c.ids : c.y;
-  if (int8) quantize_activations(b, c.x, static_cast<int64_t>(values), xq->handle(), xd->handle(), xsum->handle());
   if (!tn) {
-    const int64_t count = sets ? (c.out_rows + kSetRows - 1) / kSetRows : c.out_rows;
-    b.run(fmt::format("gemv_{}", t.name), Grid{c.w.m, count}, c.blocks.handle(), ids, c.x, xq->handle(),
-          xd->handle(), xsum->handle(), residual, c.y, a);
+    const int64_t count = sets ? (c.out_rows + GM_MAX_ROWS - 1) / GM_MAX_ROWS : c.out_rows;
+    b.run({.kind = Kind::Gemv, .type = c.w.type}, Grid{c.w.m, count}, c.blocks.handle(), ids, c.x, xq, xd, xsum,
+          residual, c.y, a);
   } else {
     // A matmul's tiles are its rows in order, a work-group each. mul_mat_id's rows are grouped by expert on the
     // device, whose work-groups then take its tiles in turn: as many as keep the device busy, at most one a tile.
-    const int64_t weight_tiles = (c.w.m + kTileM - 1) / kTileM;
+    const int64_t weight_tiles = (c.w.m + GM_TILE_M - 1) / GM_TILE_M;
     int64_t groups = (c.out_rows + tn - 1) / tn;
-    std::shared_ptr<Buffer> counts, order, list;
+    const void* tiles = c.y;
+    const void* order = c.y;
     if (moe) {
       const int64_t most_tiles = c.out_rows / tn + std::min(c.w.experts, c.out_rows);  // a partial one per expert
-      const int64_t busy = b.compute_units() * kUnitItems / tile_group(tn);
+      const int64_t busy = b.compute_units() * kUnitItems / GM_TILE_GROUP(tn);
       groups = std::clamp((busy + weight_tiles - 1) / weight_tiles, int64_t{1}, most_tiles);
-      counts = b.scratch(static_cast<size_t>(c.w.experts) * sizeof(int32_t));
-      order = b.scratch(static_cast<size_t>(c.out_rows) * sizeof(int32_t));
-      list = b.scratch(static_cast<size_t>(1 + 3 * most_tiles) * sizeof(int32_t));
-      b.run("route_experts", Grid{1}, c.ids, c.out_rows, c.w.experts, int64_t{tn}, c.w.m, counts->handle(),
-            order->handle(), list->handle(), c.y);
+      void* counts = b.scratch_slot(Slot::ExpertCounts, static_cast<size_t>(c.w.experts) * sizeof(int32_t));
+      void* rows = b.scratch_slot(Slot::ExpertOrder, static_cast<size_t>(c.out_rows) * sizeof(int32_t));
+      void* list = b.scratch_slot(Slot::Tiles, static_cast<size_t>(1 + 3 * most_tiles) * sizeof(int32_t));
+      b.run({.kind = Kind::RouteExperts}, Grid{1}, c.ids, c.out_rows, c.w.experts, int64_t{tn}, c.w.m, counts, rows,
+            list, c.y);
+      tiles = list;
+      order = rows;
     }
-    b.run(tiled_kernel(tn, c.w.type), Grid{weight_tiles, groups, tile_group(tn)}, c.blocks.handle(),
-          moe ? list->handle() : c.y, moe ? order->handle() : c.y, xq->handle(), xd->handle(), xsum->handle(),
-          residual, c.y, a);
+    b.run(tiled_kernel(tn, c.w.type), Grid{weight_tiles, groups, GM_TILE_GROUP(tn)}, c.blocks.handle(), tiles, order,
+          xq, xd, xsum, residual, c.y, a);
   }
-  b.run(fmt::format("exact_{}", t.name), Grid{groups_for(c.out_rows * c.w.m)}, c.blocks.handle(), ids, c.x,
+  b.run({.kind = Kind::Exact, .type = c.w.type}, Grid{groups_for(c.out_rows * c.w.m)}, c.blocks.handle(), ids, c.x,
         residual, c.y, a);
 }
 
@@ -175,25 +256,23 @@ void dequantize(Backend& b, Type type, const Buffer& blocks, int64_t values, voi
 
 void quantize_activations(Backend& b, const void* x, int64_t values, void* q, void* d, void* sum16) {
   const int64_t groups = values / 32;
-  b.run("quantize_act", Grid{groups_for(groups)}, x, groups, q, d, sum16);
+  b.run({.kind = Kind::QuantizeActivations}, Grid{groups_for(groups)}, x, groups, q, d, sum16);
 }
 
 double int8_peak_ops(Backend& b, double ops) {
   constexpr int64_t kGroups = 1024;
   constexpr double kLongEnough = 0.05;
-  const auto sink = b.allocate(2 * sizeof(int32_t));
+  const auto sink = b.allocate(sizeof(int32_t));
   const auto run = [&](int rounds, int seed) {
-    return launch_seconds(b, "int8_peak", Grid{kGroups}, rounds, seed, sink->handle());
+    return batch_seconds(b, 1, [&](int) {
+      b.run({.kind = Kind::Int8Peak}, Grid{kGroups}, rounds, seed, sink->handle());
+    });
   };
-  int rounds = 16;
-  double seconds = run(rounds, 0);
-  // The kernel says how many operations a work-item does per round: tensor cores and dot products differ.
-  int32_t counts[2] = {};
-  b.read(*sink, counts);
-  if (counts[1] <= 0) throw Error(Error::Kind::BadInput, "int8_peak: the kernel counted no operations");
-  const double per_round = static_cast<double>(kGroups * kGroupSize) * counts[1];
+  const double per_round = static_cast<double>(kGroups * GM_GROUP) * (b.int8_mma() ? GM_PEAK_OPS_MMA : GM_PEAK_OPS_DOT);
   // Rounds grow until a run takes long enough to time, or reaches `ops`: a slow device is not kept minutes.
   const int most = static_cast<int>(std::clamp(ops / per_round, 16.0, 1e6));
+  int rounds = 16;
+  double seconds = run(rounds, 0);
   while (seconds < kLongEnough && rounds < most) {
     rounds = std::min(most, rounds * 4);
     seconds = run(rounds, 0);
@@ -207,15 +286,24 @@ double int8_peak_ops(Backend& b, double ops) {
 }
 
 double read_seconds(Backend& b, size_t bytes) {
-  const std::vector<uint8_t> pattern(bytes, 0x5a);
-  const auto words = b.upload(pattern.data(), bytes), sink = b.allocate(sizeof(uint32_t));
-  const int64_t n = static_cast<int64_t>(bytes / sizeof(uint32_t));
-  double best = 0;
-  for (int repeat = 0; repeat < 5; ++repeat) {
-    const double seconds = launch_seconds(b, "read_bandwidth", Grid{kStreamGroups}, words->handle(), n, sink->handle());
-    best = repeat == 0 ? seconds : std::min(best, seconds);
-  }
-  return best;
+  bytes = std::max<size_t>(bytes / 16 * 16, 16);
+  const auto buffers = cold_buffers(b, bytes);
+  const auto sink = b.allocate(sizeof(uint32_t));
+  const int group = std::min(GM_STREAM_GROUP, b.group_limit({.kind = Kind::ReadBandwidth}));
+  const Grid grid{b.compute_units() * kStreamGroupsPerUnit, 1, group};
+  const auto words = static_cast<int64_t>(bytes / 16);
+  return best_batch(b, buffers.size(), [&](int i) {
+    b.run({.kind = Kind::ReadBandwidth}, grid, buffers[static_cast<size_t>(i) % buffers.size()]->handle(), words,
+          sink->handle());
+  });
+}
+
+double copy_seconds(Backend& b, size_t bytes) {
+  const auto buffers = cold_buffers(b, bytes);
+  const auto target = b.allocate(bytes);
+  return best_batch(b, buffers.size(), [&](int i) {
+    b.copy(buffers[static_cast<size_t>(i) % buffers.size()]->handle(), target->handle(), bytes);
+  });
 }
 
 }  // namespace ggufmm::device

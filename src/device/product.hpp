@@ -57,8 +57,13 @@ void dequantize(Backend& backend, Type type, const Buffer& blocks, int64_t value
 // per 32 and the scaled sums per 16; enqueued.
 void quantize_activations(Backend& backend, const void* x, int64_t values, void* q, void* d, void* sum16);
 
-// Seconds to read `bytes` bytes of device memory once, streaming (the best of a few runs).
+// Seconds to read `bytes` bytes of device memory once, streaming 16-byte words from enough work-groups to fill the
+// device: the best of a few runs, each a batch of reads of buffers of `bytes` bytes in turn, as many as span three
+// times the device's last-level cache, so that every read comes from memory.
 double read_seconds(Backend& backend, size_t bytes);
+// Seconds for the device's own copy (cudaMemcpy or clEnqueueCopyBuffer, device to device) of `bytes` bytes, which
+// reads and writes them: the best of a few batches, as read_seconds.
+double copy_seconds(Backend& backend, size_t bytes);
 // The device's int8 rate in operations per second (2 per multiply-add) on the units the prefill tiles use
 // (tensor cores where the device has them, else 4-byte dot products): a kernel of register chains, of up to `ops`
 // operations (fewer where a run already takes 50 ms), the best of a few runs.

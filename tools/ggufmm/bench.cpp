@@ -64,6 +64,10 @@ constexpr int64_t kPoolBlocksPerRow = 16;
 // Cold copies together span this many times the last-level cache, so that none is still cached at its turn.
 constexpr size_t kColdCacheMultiple = 3;
 constexpr size_t kCopyAlignment = 64;  // a cache line, as GGUF files align their tensors
+// On a device: at most this many resident copies of a weight (so that a weight under a sixteenth of three times the
+// device's cache is timed partly warm), and at least this many products enqueued per repeat, waited for once.
+constexpr size_t kMostDeviceCopies = 16;
+constexpr size_t kDeviceBatch = 8;
 
 [[noreturn]] void bad_usage(const std::string& message) { throw Error(Error::Kind::BadUsage, message); }
 
@@ -232,10 +236,10 @@ std::vector<Subject> random_subjects(const Settings& s, std::vector<std::vector<
   return subjects;
 }
 
-// How many copies of a weight the repeats rotate through.
-size_t copy_count(const Subject& subject, bool warm) {
+// How many copies of a weight the repeats rotate through, to span kColdCacheMultiple times a cache of `cache_bytes`.
+size_t copy_count(const Subject& subject, bool warm, size_t cache_bytes) {
   if (warm) return 1;
-  const size_t cold_bytes = kColdCacheMultiple * last_level_cache_bytes();
+  const size_t cold_bytes = kColdCacheMultiple * cache_bytes;
   return std::max<size_t>(2, (cold_bytes + subject.bytes() - 1) / subject.bytes());
 }
 
@@ -370,17 +374,22 @@ BenchResult bare_gemm(const Device& device, const Weight& w, const Subject& subj
   return row;
 }
 
-// On a device: its read bandwidth (a streaming kernel) and int8 peak, measured in the same run; per weight, the
-// one-time upload (a row of path "upload"), then the products on device memory through the enqueue_ calls, so that
-// no host transfer is timed. A dense product's first call, which makes the weight's dense copy, is a row of path
-// "dense-copy" (with one product), and each dense row is followed by the bare GEMM's; mul_mat_id's experts are drawn
-// afresh (and written to the device, untimed) before every repeat.
+// On a device: its read bandwidth (a streaming kernel), its own copy's and its int8 peak, measured in the same run;
+// per weight, the one-time upload (a row of path "upload"), then the products on device memory through the enqueue_
+// calls, so that no host transfer is timed. Cold (unless --warm), the weight is resident as copies that together
+// span three times the device's last-level cache (at most kMostDeviceCopies), and a repeat enqueues a product on
+// each in turn (at least kDeviceBatch products) and waits once: its time per product. A dense product's first call,
+// which makes the weight's dense copy, is a row of path "dense-copy" (with one product), and each dense row is
+// followed by the bare GEMM's; mul_mat_id's experts are drawn afresh (and written to the device, untimed) before
+// every repeat.
 void measure_on(const Device& device, const Settings& s, const std::vector<Subject>& subjects,
                 const std::vector<int64_t>& ns, const std::vector<Path>& paths,
                 const std::vector<std::optional<Routing>>& routings, const Progress& progress, Report& report) {
   progress.show(fmt::format("measuring {}'s read bandwidth and int8 peak", device.info().name));
   MachineLimits machine;
-  machine.read_gbps = device.read_bandwidth(s.quick_limits ? size_t{16} << 20 : size_t{256} << 20) / 1e9;
+  const size_t stream_bytes = s.quick_limits ? size_t{16} << 20 : size_t{256} << 20;
+  machine.read_gbps = device.read_bandwidth(stream_bytes) / 1e9;
+  machine.copy_gbps = device.copy_bandwidth(stream_bytes) / 1e9;
   machine.int8_gops = device.int8_peak(s.quick_limits ? 1e9 : 1e12) / 1e9;
   machine.threads = 0;
   machine.device = fmt::format("{} ({})", device.info().name, device.info().description);
@@ -396,8 +405,12 @@ void measure_on(const Device& device, const Settings& s, const std::vector<Subje
     const Weight w{.type = subject.type->type, .k = subject.k, .m = subject.m, .experts = subject.experts,
                    .data = place_copies(subject, 1, arena.get()).front(), .name = label};
     const auto start = std::chrono::steady_clock::now();
-    const ResidentWeight resident(device, w);
+    std::vector<ResidentWeight> resident{ResidentWeight(device, w)};
     const double upload = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const size_t copies =
+        std::min(kMostDeviceCopies, copy_count(subject, s.warm, static_cast<size_t>(device.info().cache_bytes)));
+    while (resident.size() < copies) resident.emplace_back(device, w);
+    const size_t batch = std::max(copies, kDeviceBatch);
     std::optional<MoeCase> experts;
     if (s.moe) experts = MoeCase{subject.experts, subject.top_k, "-"};
     report.add({std::string(subject.type->name), subject.m, subject.k, 0, "upload", 0, upload * 1e6, 0.0,
@@ -417,13 +430,15 @@ void measure_on(const Device& device, const Settings& s, const std::vector<Subje
                                     device.info().name));
           const Options options{.path = path};
           std::vector<int64_t> touched;  // experts read, per repeat
-          const auto call = [&](size_t) {
+          const auto enqueue = [&](const ResidentWeight& r) {
             if (routing) {
-              resident.enqueue_mul_mat_id(x.handle(), n, 1, ids.handle(), subject.top_k, y.handle(), nullptr,
-                                          options);
+              r.enqueue_mul_mat_id(x.handle(), n, 1, ids.handle(), subject.top_k, y.handle(), nullptr, options);
             } else {
-              resident.enqueue_matmul(x.handle(), n, y.handle(), nullptr, options);
+              r.enqueue_matmul(x.handle(), n, y.handle(), nullptr, options);
             }
+          };
+          const auto call = [&](size_t) {
+            for (size_t i = 0; i < batch; ++i) enqueue(resident[i % copies]);
             support::finish(device);
           };
           const auto draw = [&](size_t) {
@@ -433,20 +448,23 @@ void measure_on(const Device& device, const Settings& s, const std::vector<Subje
             touched.push_back(distinct_count(drawn));
           };
           // The first call builds the kernels' programs where the device compiles at first use, and makes a dense
-          // copy: untimed, but for the copy.
-          const uint64_t copies = device.dense_cache_stats().misses;
+          // copy: untimed, but for the copy. Then a pass over every copy (making theirs), untimed.
+          const uint64_t dense_copies = device.dense_cache_stats().misses;
           const auto first = std::chrono::steady_clock::now();
           draw(0);
-          call(0);
+          enqueue(resident.front());
+          support::finish(device);
           const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - first).count();
-          if (device.dense_cache_stats().misses > copies) {
+          if (device.dense_cache_stats().misses > dense_copies) {
             report.add({std::string(subject.type->name), subject.m, subject.k, n, "dense-copy", 0, seconds * 1e6,
                         0.0, 0.0, 0.0, std::nullopt});
           }
+          call(0);
           touched.clear();
           const Repeat median = median_repeat(time_repeats(call, draw));
           const int64_t matrices = routing ? touched[median.number] : 1;
-          report.add(result_of(subject, n, matrices, routing, path, median.seconds, machine));
+          report.add(result_of(subject, n, matrices, routing, path, median.seconds / static_cast<double>(batch),
+                               machine));
           if (path == Path::Dense && !routing) report.add(bare_gemm(device, w, subject, n, machine));
         }
       }
@@ -483,7 +501,7 @@ void measure(const Settings& s, const Progress& progress, Report& report) {
 
   size_t arena_size = 0;
   for (const Subject& subject : subjects) {
-    arena_size = std::max(arena_size, arena_bytes(subject, copy_count(subject, s.warm)));
+    arena_size = std::max(arena_size, arena_bytes(subject, copy_count(subject, s.warm, last_level_cache_bytes())));
   }
   const AlignedBytes arena = allocate_aligned(arena_size);
 
@@ -493,7 +511,8 @@ void measure(const Settings& s, const Progress& progress, Report& report) {
   for (const Subject& subject : subjects) {
     const std::string label = subject.label();
     progress.show(fmt::format("[{}/{}] {}: copying the weight", report.count() + 1, cases, label));
-    const std::vector<const uint8_t*> copies = place_copies(subject, copy_count(subject, s.warm), arena.get());
+    const std::vector<const uint8_t*> copies =
+        place_copies(subject, copy_count(subject, s.warm, last_level_cache_bytes()), arena.get());
     for (const int64_t n : ns) {
       std::vector<float> x(static_cast<size_t>(n * subject.k));
       for (float& v : x) v = normal(rng);
@@ -555,8 +574,10 @@ void add_bench(CLI::App& app) {
       "weight uploaded once (its upload timed as a row of its own, path \"upload\"; a dense copy's making as one of "
       "path \"dense-copy\"; the GEMM library alone on a copy padded the same way as one of path \"gemm\" after each "
       "dense row), n = 1,4,7,64,512 by default (with --moe as on the CPU), the roofs the device's read "
-      "bandwidth and int8 peak, measured in the same run by a streaming kernel and chains of tensor-core products "
-      "(CUDA from sm_80) or 4-byte dot products.");
+      "bandwidth and int8 peak, measured in the same run by a streaming kernel (16-byte loads, cold; the device's "
+      "own device-to-device copy beside it, bytes read and written) and chains of tensor-core products (CUDA from "
+      "sm_80) or 4-byte dot products. Cold, a weight is resident as copies spanning three times the device's "
+      "last-level cache (at most 16), a product enqueued on each in turn and waited for once per repeat.");
   cmd->callback([] {
     const Progress progress;
     Report report(s.format, s.moe, progress);

@@ -11,6 +11,7 @@ struct MachineLimits {
   double int8_gops = 0.0;    // int8 dot products, 2 ops per multiply-add
   double bf16_gflops = 0.0;  // bf16 dot products; 0 where the CPU has none
   double f32_gflops = 0.0;   // f32 fused multiply-adds
+  double copy_gbps = 0.0;    // a device's own copy, device to device: bytes read and written (devices only)
   int threads = 1;
   std::string device;  // a device's name and description, where the products ran there (read_gbps is its own)
 };

@@ -50,7 +50,8 @@ Row cells(const BenchResult& r) {
 
 std::string machine_line(const MachineLimits& m) {
   if (!m.device.empty()) {
-    return fmt::format("device: {}, read {:.2f} GB/s, int8 {:.1f} GOPS", m.device, m.read_gbps, m.int8_gops);
+    return fmt::format("device: {}, read {:.2f} GB/s (its own device-to-device copy: {:.2f} GB/s read and "
+                       "written), int8 {:.1f} GOPS", m.device, m.read_gbps, m.copy_gbps, m.int8_gops);
   }
   return fmt::format("machine: {} threads, read {:.2f} GB/s, int8 {:.1f} GOPS, bf16 {:.1f} GFLOPS, f32 {:.1f} GFLOPS",
                      m.threads, m.read_gbps, m.int8_gops, m.bf16_gflops, m.f32_gflops);
@@ -72,7 +73,10 @@ nlohmann::ordered_json json_of(const MachineLimits& machine, const std::vector<B
                     {"bf16_gflops", machine.bf16_gflops},
                     {"f32_gflops", machine.f32_gflops},
                     {"threads", machine.threads}};
-  if (!machine.device.empty()) out["machine"]["device"] = machine.device;
+  if (!machine.device.empty()) {
+    out["machine"]["device"] = machine.device;
+    out["machine"]["copy_gbps"] = machine.copy_gbps;
+  }
   out["results"] = nlohmann::ordered_json::array();
   for (const BenchResult& r : results) {
     nlohmann::ordered_json result = {{"type", r.type}, {"m", r.m}, {"k", r.k}};

@@ -6,15 +6,16 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 #include <mutex>
 #include <optional>
-#include <string>
 #include <span>
-#include <unordered_map>
+#include <string>
 #include <vector>
 
 #include "device/backend.hpp"
 #include "device/driver.hpp"
+#include "device/kernels/args.h"
 
 // The fatbin (fatbin.cpp.in, as the build generates it).
 extern const unsigned char ggufmm_cuda_fatbin[];
@@ -57,6 +58,22 @@ const Api* api() {
   return loaded;
 }
 
+// The oldest driver the kernels and cuBLAS run on: one for the toolkit's CUDA major version (its minor versions run
+// on the first's driver), which NVIDIA numbers by the driver's own version.
+constexpr int kDriverNeeded = CUDA_VERSION / 1000 * 1000;
+std::string driver_release(int cuda) {
+  switch (cuda / 1000) {
+    case 12:
+      return " (NVIDIA driver 525 or newer)";
+    case 13:
+      return " (NVIDIA driver 580 or newer)";
+    default:
+      return "";
+  }
+}
+
+std::string version_text(int version) { return fmt::format("{}.{}", version / 1000, version % 1000 / 10); }
+
 std::string error_name(CUresult status) {
   const char* name = nullptr;
   api()->cuGetErrorName(status, &name);
@@ -69,7 +86,7 @@ void check(CUresult status, const std::string& who, const std::string& what) {
   }
 }
 
-// The backend's context made current on this thread for the scope.
+// A context made current on this thread for the scope.
 class Current {
  public:
   explicit Current(CUcontext context) { api()->cuCtxPushCurrent_v2(context); }
@@ -79,6 +96,77 @@ class Current {
   }
   Current(const Current&) = delete;
   Current& operator=(const Current&) = delete;
+};
+
+CUdeviceptr pointer(const void* handle) { return reinterpret_cast<CUdeviceptr>(handle); }
+
+// What a backend holds of the driver, each released by its own destructor, so that a backend whose constructor
+// throws part way releases what it had taken. The device's primary context (retained), or an engine's stream's
+// context (borrowed).
+class Context {
+ public:
+  Context(CUdevice device, CUstream stream, const std::string& who) {
+    if (stream) {
+      check(api()->cuStreamGetCtx(stream, &context_), who, "cuStreamGetCtx");
+    } else {
+      check(api()->cuDevicePrimaryCtxRetain(&context_, device), who, "cuDevicePrimaryCtxRetain");
+      retained_ = device;
+    }
+  }
+  ~Context() {
+    if (retained_) api()->cuDevicePrimaryCtxRelease_v2(*retained_);
+  }
+  Context(const Context&) = delete;
+  Context& operator=(const Context&) = delete;
+  CUcontext get() const { return context_; }
+
+ private:
+  CUcontext context_ = nullptr;
+  std::optional<CUdevice> retained_;
+};
+
+// A stream of our own, or an engine's (borrowed).
+class Stream {
+ public:
+  Stream(CUcontext context, CUstream stream, const std::string& who) : context_(context), stream_(stream) {
+    if (stream_) return;
+    const Current current(context_);
+    check(api()->cuStreamCreate(&stream_, CU_STREAM_NON_BLOCKING), who, "cuStreamCreate");
+    own_ = true;
+  }
+  ~Stream() {
+    if (!own_) return;
+    const Current current(context_);
+    api()->cuStreamDestroy_v2(stream_);
+  }
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+  CUstream get() const { return stream_; }
+
+ private:
+  CUcontext context_;
+  CUstream stream_;
+  bool own_ = false;
+};
+
+// The device program, loaded into the context.
+class Module {
+ public:
+  Module(CUcontext context, const std::string& who) : context_(context) {
+    const Current current(context_);
+    check(api()->cuModuleLoadData(&module_, ggufmm_cuda_fatbin), who, "loading the kernels (cuModuleLoadData)");
+  }
+  ~Module() {
+    const Current current(context_);
+    api()->cuModuleUnload(module_);
+  }
+  Module(const Module&) = delete;
+  Module& operator=(const Module&) = delete;
+  CUmodule get() const { return module_; }
+
+ private:
+  CUcontext context_;
+  CUmodule module_ = nullptr;
 };
 
 class CuBuffer final : public Buffer {
@@ -100,10 +188,7 @@ class CuBuffer final : public Buffer {
   size_t bytes_;
 };
 
-CUdeviceptr pointer(const void* handle) { return reinterpret_cast<CUdeviceptr>(handle); }
-
-// A call's scratch, allocated and freed in the order of its stream: freeing it does not wait for the kernels that
-// use it, so that the call returns before they finish.
+// Scratch, allocated and freed in the order of its stream: freeing it does not wait for the kernels that use it.
 class Scratch final : public Buffer {
  public:
   Scratch(CUcontext context, CUstream stream, size_t bytes, const std::string& who)
@@ -128,81 +213,80 @@ class Scratch final : public Buffer {
   CUdeviceptr pointer_ = 0;
 };
 
+int attribute(CUdevice device, CUdevice_attribute which) {
+  int value = 0;
+  api()->cuDeviceGetAttribute(&value, which, device);
+  return value;
+}
+
+// major * 100 + minor * 10, as __CUDA_ARCH__ counts.
+int architecture(CUdevice device) {
+  return attribute(device, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR) * 100 +
+         attribute(device, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR) * 10;
+}
+
 class CuBackend final : public Backend {
  public:
   // On the device's primary context and a stream of our own, or on an engine's stream (and its context).
-  CuBackend(CUdevice device, DeviceInfo info, CUstream stream = nullptr) : device_(device), info_(std::move(info)) {
-    if (stream) {
-      check(api()->cuStreamGetCtx(stream, &context_), who(), "cuStreamGetCtx");
-      stream_ = stream;
-    } else {
-      check(api()->cuDevicePrimaryCtxRetain(&context_, device_), who(), "cuDevicePrimaryCtxRetain");
-      primary_ = true;
-      const Current current(context_);
-      check(api()->cuStreamCreate(&stream_, CU_STREAM_NON_BLOCKING), who(), "cuStreamCreate");
-      own_stream_ = true;
-    }
-    const Current current(context_);
-    check(api()->cuModuleLoadData(&module_, ggufmm_cuda_fatbin), who(), "loading the kernels (cuModuleLoadData)");
-    int shared = 0;
-    check(api()->cuDeviceGetAttribute(&shared, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK, device_), who(),
-          "cuDeviceGetAttribute");
-    local_bytes_ = static_cast<size_t>(shared);
-    int units = 0;
-    check(api()->cuDeviceGetAttribute(&units, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device_), who(),
-          "cuDeviceGetAttribute");
-    compute_units_ = units;
-  }
+  CuBackend(CUdevice device, DeviceInfo info, CUstream stream = nullptr)
+      : info_(std::move(info)),
+        context_(device, stream, who()),
+        stream_(context_.get(), stream, who()),
+        module_(context_.get(), who()),
+        local_bytes_(static_cast<size_t>(attribute(device, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK))),
+        mma_(architecture(device) >= GM_MMA_ARCH) {}
   ~CuBackend() override {
-    {
-      const Current current(context_);
-      if (cublas_) blas()->cublasDestroy_v2(cublas_);
-      api()->cuModuleUnload(module_);
-      if (own_stream_) api()->cuStreamDestroy_v2(stream_);
-    }
-    if (primary_) api()->cuDevicePrimaryCtxRelease_v2(device_);
+    drop_scratch();
+    const Current current(context_.get());
+    if (cublas_) blas()->cublasDestroy_v2(cublas_);
   }
   CuBackend(const CuBackend&) = delete;
   CuBackend& operator=(const CuBackend&) = delete;
 
   std::shared_ptr<Buffer> allocate(size_t bytes) override {
-    const Current current(context_);
+    check_allocation(info_, bytes, who());
+    const Current current(context_.get());
     CUdeviceptr p = 0;
     check(api()->cuMemAlloc_v2(&p, std::max<size_t>(bytes, 1)), who(), fmt::format("allocating {} bytes", bytes));
-    return std::make_shared<CuBuffer>(context_, p, bytes);
+    return std::make_shared<CuBuffer>(context_.get(), p, bytes);
   }
 
   void write(const Buffer& to, const void* from) override {
-    const Current current(context_);
-    check(api()->cuMemcpyHtoDAsync_v2(pointer(to.handle()), from, to.bytes(), stream_), who(),
+    enqueue_write(to, from);
+    finish();
+  }
+
+  void enqueue_write(const Buffer& to, const void* from) override {
+    const Current current(context_.get());
+    check(api()->cuMemcpyHtoDAsync_v2(pointer(to.handle()), from, to.bytes(), stream_.get()), who(),
           fmt::format("copying {} bytes to the device", to.bytes()));
-    check(api()->cuStreamSynchronize(stream_), who(), "cuStreamSynchronize");
   }
 
   void read(const Buffer& from, void* to) override {
-    const Current current(context_);
-    check(api()->cuMemcpyDtoHAsync_v2(to, pointer(from.handle()), from.bytes(), stream_), who(),
+    const Current current(context_.get());
+    check(api()->cuMemcpyDtoHAsync_v2(to, pointer(from.handle()), from.bytes(), stream_.get()), who(),
           "copying from the device");
-    check(api()->cuStreamSynchronize(stream_), who(), "cuStreamSynchronize");
+    check(api()->cuStreamSynchronize(stream_.get()), who(), "cuStreamSynchronize");
   }
 
   std::shared_ptr<Buffer> scratch(size_t bytes) override {
-    return std::make_shared<Scratch>(context_, stream_, bytes, who());
+    check_allocation(info_, bytes, who());
+    return std::make_shared<Scratch>(context_.get(), stream_.get(), bytes, who());
   }
 
   void copy(const void* from, void* to, size_t bytes) override {
-    const Current current(context_);
-    check(api()->cuMemcpyDtoDAsync_v2(pointer(to), pointer(from), bytes, stream_), who(), "cuMemcpyDtoDAsync");
+    const Current current(context_.get());
+    check(api()->cuMemcpyDtoDAsync_v2(pointer(to), pointer(from), bytes, stream_.get()), who(), "cuMemcpyDtoDAsync");
   }
 
   // Device memory is passed as its pointer, values as they are.
-  void launch(const std::string& name, Grid grid, std::span<const Arg> args) override {
+  void launch(const Kernel& kernel, Grid grid, std::span<const Arg> args) override {
     if (grid.y > kMaxGridY) {
       throw Error(Error::Kind::BadUsage, fmt::format("{}: {} work-groups in the second dimension of one launch; at "
                                                      "most {}", who(), grid.y, kMaxGridY));
     }
-    const Current current(context_);
-    const CUfunction f = function(name).f;
+    const Current current(context_.get());
+    const CUfunction f = function(kernel).f;
     std::vector<CUdeviceptr> pointers(args.size());
     std::vector<void*> params(args.size());
     for (size_t i = 0; i < args.size(); ++i) {
@@ -210,28 +294,30 @@ class CuBackend final : public Backend {
       params[i] = args[i].memory ? static_cast<void*>(&pointers[i]) : const_cast<void*>(args[i].value);
     }
     check(api()->cuLaunchKernel(f, static_cast<unsigned>(grid.x), static_cast<unsigned>(grid.y), 1,
-                                static_cast<unsigned>(grid.group), 1, 1, 0, stream_, params.data(), nullptr),
-          who(), "launching " + name);
+                                static_cast<unsigned>(grid.group), 1, 1, 0, stream_.get(), params.data(), nullptr),
+          who(), "launching " + kernel.symbol());
   }
 
   void finish() override {
-    const Current current(context_);
-    check(api()->cuStreamSynchronize(stream_), who(), "cuStreamSynchronize");
+    const Current current(context_.get());
+    check(api()->cuStreamSynchronize(stream_.get()), who(), "cuStreamSynchronize");
   }
 
   size_t local_memory() const override { return local_bytes_; }
-  int group_limit(const std::string& name) override {
-    const Current current(context_);
-    return function(name).group_limit;
+  int group_limit(const Kernel& kernel) override {
+    const Current current(context_.get());
+    return function(kernel).group_limit;
   }
-  int64_t compute_units() const override { return compute_units_; }
+  int64_t compute_units() const override { return info_.compute_units; }
+  size_t cache_bytes() const override { return info_.cache_bytes; }
+  bool int8_mma() const override { return mma_; }
 
   std::optional<Type> dense_type() override {
     std::lock_guard lock(mutex_);
     if (!cublas_ && blas()) {
-      const Current current(context_);
+      const Current current(context_.get());
       if (blas()->cublasCreate_v2(&cublas_) != CUBLAS_STATUS_SUCCESS) cublas_ = nullptr;
-      if (cublas_) blas()->cublasSetStream_v2(cublas_, stream_);
+      if (cublas_) blas()->cublasSetStream_v2(cublas_, stream_.get());
     }
     return cublas_ ? std::optional(Type::F16) : std::nullopt;
   }
@@ -239,7 +325,7 @@ class CuBackend final : public Backend {
   // Column-major, as cuBLAS reads: y^T (m x rows) = W (k x m, read transposed) times x^T (k x rows); f16 in, f32
   // accumulation and out.
   void gemm(const Gemm& g) override {
-    const Current current(context_);
+    const Current current(context_.get());
     const float alpha = 1.0f;
     const cublasStatus_t status = blas()->cublasGemmEx_64(
         cublas_, CUBLAS_OP_T, CUBLAS_OP_N, g.m, g.rows, g.k, &alpha, g.w, CUDA_R_16F, g.stride, g.x, CUDA_R_16F, g.k,
@@ -262,48 +348,62 @@ class CuBackend final : public Backend {
   };
 
   // Looked up once per kernel (the context current).
-  Function function(const std::string& name) {
+  Function function(const Kernel& kernel) {
     std::lock_guard lock(mutex_);
-    if (const auto it = functions_.find(name); it != functions_.end()) return it->second;
+    if (const auto it = functions_.find(kernel); it != functions_.end()) return it->second;
+    const std::string symbol = kernel.symbol();
     Function fn{nullptr, 0};
-    check(api()->cuModuleGetFunction(&fn.f, module_, name.c_str()), who(), "cuModuleGetFunction " + name);
+    check(api()->cuModuleGetFunction(&fn.f, module_.get(), symbol.c_str()), who(), "cuModuleGetFunction " + symbol);
     check(api()->cuFuncGetAttribute(&fn.group_limit, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, fn.f), who(),
-          "cuFuncGetAttribute " + name);
-    return functions_.emplace(name, fn).first->second;
+          "cuFuncGetAttribute " + symbol);
+    return functions_.emplace(kernel, fn).first->second;
   }
 
-  CUdevice device_;
   DeviceInfo info_;
-  CUcontext context_ = nullptr;
-  bool primary_ = false;
-  CUstream stream_ = nullptr;
-  bool own_stream_ = false;
-  CUmodule module_ = nullptr;
+  Context context_;
+  Stream stream_;
+  Module module_;
+  size_t local_bytes_;  // static shared memory per block
+  bool mma_;
   cublasHandle_t cublas_ = nullptr;  // made at the dense path's first use
-  size_t local_bytes_ = 0;  // static shared memory per block
-  int64_t compute_units_ = 1;
   std::mutex mutex_;  // the function table, the cuBLAS handle
-  std::unordered_map<std::string, Function> functions_;
+  std::map<Kernel, Function> functions_;
 };
 
 DeviceInfo describe(CUdevice device, int index) {
   char name[256] = {};
   api()->cuDeviceGetName(name, sizeof name, device);
-  int major = 0, minor = 0, driver = 0;
-  api()->cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device);
-  api()->cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device);
+  int driver = 0;
   api()->cuDriverGetVersion(&driver);
   size_t memory = 0;
   api()->cuDeviceTotalMem_v2(&memory, device);
+  const int arch = architecture(device);
   DeviceInfo info{.name = fmt::format("cuda:{}", index),
-                  .description = fmt::format("{}, compute capability {}.{}, CUDA driver {}.{}", name, major, minor,
-                                             driver / 1000, driver % 1000 / 10),
+                  .description = fmt::format("{}, compute capability {}.{}, CUDA driver {}", name, arch / 100,
+                                             arch % 100 / 10, version_text(driver)),
                   .memory_bytes = memory,
-                  .max_allocation = memory};
-  info.capabilities = {"fp16", "warp-shuffle"};
-  if (major * 10 + minor >= 61) info.capabilities.emplace_back("dp4a");
-  if (major >= 8) info.capabilities.emplace_back("int8-mma");
+                  .max_allocation = memory,
+                  .compute_units = attribute(device, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT),
+                  .cache_bytes = static_cast<uint64_t>(attribute(device, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE))};
+  // What the kernels use: doubles (the exact recomputation), warp shuffles (gemv's sums), 4-byte dot products
+  // (gemv), int8 tensor cores (the tiles).
+  info.capabilities = {"fp64", "warp-shuffle", "dp4a"};
+  if (arch >= GM_MMA_ARCH) info.capabilities.emplace_back("int8-mma");
+  if (driver < kDriverNeeded) {
+    info.unusable = fmt::format("its driver supports CUDA {}; ggufmm's kernels and cuBLAS need CUDA {} or newer{}",
+                                version_text(driver), version_text(kDriverNeeded), driver_release(kDriverNeeded));
+  } else if (arch < GM_MMA_ARCH) {
+    info.unusable = fmt::format("compute capability {}.{}; ggufmm's kernels are built for {}.{} and newer", arch / 100,
+                                arch % 100 / 10, GM_MMA_ARCH / 100, GM_MMA_ARCH % 100 / 10);
+  }
   return info;
+}
+
+std::shared_ptr<Backend> open_usable(CUdevice device, const DeviceInfo& info, CUstream stream) {
+  if (!info.unusable.empty()) {
+    throw Error(Error::Kind::BadInput, fmt::format("{} ({}): {}", info.name, info.description, info.unusable));
+  }
+  return std::make_shared<CuBackend>(device, info, stream);
 }
 
 }  // namespace
@@ -316,7 +416,7 @@ std::vector<Found> cuda_devices() {
     CUdevice device = 0;
     if (api()->cuDeviceGet(&device, i) != CUDA_SUCCESS) continue;
     DeviceInfo info = describe(device, i);
-    found.push_back({info, [device, info] { return std::make_shared<CuBackend>(device, info); }});
+    found.push_back({info, [device, info] { return open_usable(device, info, nullptr); }});
   }
   return found;
 }
@@ -333,7 +433,7 @@ std::shared_ptr<Backend> cuda_on_stream(void* stream, DeviceInfo& info) {
   }
   info = describe(device, 0);
   info.name = "cuda (the caller's stream)";
-  return std::make_shared<CuBackend>(device, info, s);
+  return open_usable(device, info, s);
 }
 
 }  // namespace ggufmm::device

@@ -118,7 +118,8 @@ GM_FN gm_sub gm_decode_iq3_xxs(const GM_GLOBAL gm_u8* b, int sub) {
   for (int k = 0; k < 2; ++k) {
     const int i = 2 * sub + k;
     const GM_GLOBAL gm_u8* q = b + 2 + 2 * i;
-    gm_iq_signed_run(s.q + 8 * k, gm_iq3_xxs_grid[q[0]], gm_iq3_xxs_grid[q[1]], gm_iq_signs7(aux >> (7 * (i & 3))));
+    gm_iq_signed_run(s.q + 8 * k, GM_TABLE_AT(gm_iq3_xxs_grid, q[0]), GM_TABLE_AT(gm_iq3_xxs_grid, q[1]),
+                     gm_iq_signs7(aux >> (7 * (i & 3))));
   }
   return s;
 }
@@ -135,8 +136,8 @@ GM_FN gm_sub gm_decode_iq3_s(const GM_GLOBAL gm_u8* b, int sub) {
     const int i = 2 * sub + k;
     const GM_GLOBAL gm_u8* q = b + 2 + 2 * i;
     const gm_u32 high = qh >> (2 * (i & 3));
-    gm_iq_signed_run(s.q + 8 * k, gm_iq3_s_grid[(gm_u32)q[0] | (high & 1u) << 8],
-                     gm_iq3_s_grid[(gm_u32)q[1] | (high & 2u) << 7], b[74 + i]);
+    gm_iq_signed_run(s.q + 8 * k, GM_TABLE_AT(gm_iq3_s_grid, (gm_u32)q[0] | (high & 1u) << 8),
+                     GM_TABLE_AT(gm_iq3_s_grid, (gm_u32)q[1] | (high & 2u) << 7), b[74 + i]);
   }
   return s;
 }

@@ -96,7 +96,7 @@ GM_FN gm_sub gm_decode_iq4_xs(const GM_GLOBAL gm_u8* b, int sub) {
   const int scale = (((b[4 + g / 2] >> (4 * (g % 2))) & 0xf) | ((scales_h >> (2 * g)) & 3) << 4) - 32;
   const GM_GLOBAL gm_u8* qs = b + 8 + 16 * g;
   gm_sub s;
-  for (int k = 0; k < 16; ++k) s.q[k] = gm_iq4_values[(qs[k] >> shift) & 0xf];
+  for (int k = 0; k < 16; ++k) s.q[k] = GM_TABLE_AT(gm_iq4_values, (qs[k] >> shift) & 0xf);
   s.scale = gm_half_at(b) * (float)scale;
   s.offset = 0.0f;
   return s;

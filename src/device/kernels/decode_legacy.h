@@ -59,7 +59,7 @@ GM_FN gm_sub gm_decode_q8_0(const GM_GLOBAL gm_u8* b, int sub) {
 /* IQ4_NL: d (half) at 0, 16 bytes of 4-bit indices into gm_iq4_values at 2, packed as Q4_0's levels. */
 GM_FN gm_sub gm_decode_iq4_nl(const GM_GLOBAL gm_u8* b, int sub) {
   gm_sub s = gm_nibble_sub(b + 2, 0u, sub, 0, gm_half_at(b), 0.0f);
-  for (int i = 0; i < 16; ++i) s.q[i] = gm_iq4_values[(int)s.q[i]];
+  for (int i = 0; i < 16; ++i) s.q[i] = GM_TABLE_AT(gm_iq4_values, (int)s.q[i]);
   return s;
 }
 
@@ -73,7 +73,7 @@ GM_FN float gm_e8m0_half(gm_u8 e) {
  * gm_mxfp4_values (the E2M1 values doubled). */
 GM_FN gm_sub gm_decode_mxfp4(const GM_GLOBAL gm_u8* b, int sub) {
   gm_sub s = gm_nibble_sub(b + 1, 0u, sub, 0, gm_e8m0_half(b[0]), 0.0f);
-  for (int i = 0; i < 16; ++i) s.q[i] = gm_mxfp4_values[(int)s.q[i]];
+  for (int i = 0; i < 16; ++i) s.q[i] = GM_TABLE_AT(gm_mxfp4_values, (int)s.q[i]);
   return s;
 }
 
