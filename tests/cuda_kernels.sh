@@ -30,5 +30,6 @@ for gemv in $gemvs; do
   wide=$(awk -v k="$gemv" '$1 == k && $2 == "ld.global.v4.u32" { print $3 }' <<< "$loads")
   [ "${wide:-0}" -ge 7 ] || fail "$gemv: ${wide:-0} 16-byte activation loads, not one per row of a set (7)"
 done
-[ "$failed" = 0 ] && echo "cuda_kernels: $kernels kernels without stack or spills; codebooks in global memory; 16-byte loads"
+[ "$failed" = 0 ] &&
+  echo "cuda_kernels: $kernels kernels without stack or spills; codebooks in global memory; 16-byte loads"
 exit "$failed"
