@@ -27,13 +27,12 @@ constexpr size_t kColdCacheMultiple = 3;      // cold reads span this many times
 constexpr int kTimedBatch = 8;                // launches a timed batch holds at least, so that its wait is amortized
 
 // What the host computes from the kernels' sizes (kernels/args.h), held to what the kernels assume: every tile a
-// whole number of warps, each warp's activation rows whole column blocks within the kernel's accumulators, the
-// 64-bit row table aligned, and the largest tile's local memory within the 48 KiB any CUDA block has without
-// opting in to more.
+// whole number of warps, each warp's activation rows whole column blocks within the kernel's accumulators, and the
+// largest tile's local memory within the 48 KiB any CUDA block has without opting in to more.
 constexpr bool tiles_fit() {
   for (int tn = GM_TILE_LEAST; tn <= GM_TILE_MOST; tn *= 2) {
     if (GM_TILE_GROUP(tn) % 32 != 0 || GM_TILE_CB(tn) < 1 || GM_TILE_CB(tn) > GM_TILE_MOST_CB ||
-        GM_TILE_CB(tn) * 8 * (GM_TILE_GROUP(tn) / 32) != tn || GM_TILE_AROW(tn) % 8 != 0) {
+        GM_TILE_CB(tn) * 8 * (GM_TILE_GROUP(tn) / 32) != tn) {
       return false;
     }
   }

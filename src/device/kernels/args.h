@@ -21,17 +21,17 @@
 #define GM_TILE_GROUP(TN) ((TN) < GM_TILE_M ? GM_TILE_M : (TN))
 #define GM_TILE_CB(TN) ((TN) * 4 / GM_TILE_GROUP(TN))
 #define GM_TILE_MOST_CB 4
-/* A tile's local memory, byte offsets in one array: two buffers (a step decoded while the other is multiplied) of
- * GM_TILE_M weight rows of 32 codes with 2 scales and 2 offsets each, and of TN activation rows of 32 codes with a
- * scale and 2 sums per 16 each; then the activation row of each of the TN (64-bit). */
-#define GM_TILE_WQ 0
-#define GM_TILE_WSCALE (GM_TILE_WQ + 2 * GM_TILE_M * 32)
-#define GM_TILE_WOFFSET (GM_TILE_WSCALE + 2 * GM_TILE_M * 2 * 4)
-#define GM_TILE_AQ (GM_TILE_WOFFSET + 2 * GM_TILE_M * 2 * 4)
-#define GM_TILE_AD(TN) (GM_TILE_AQ + 2 * (TN) * 32)
-#define GM_TILE_ASUM(TN) (GM_TILE_AD(TN) + 2 * (TN) * 4)
-#define GM_TILE_AROW(TN) (GM_TILE_ASUM(TN) + 2 * (TN) * 2 * 4)
-#define GM_TILE_LOCAL_BYTES(TN) (GM_TILE_AROW(TN) + (TN) * 8)
+/* A tile's local memory, in arrays of these many elements: two buffers (a step decoded while the other is
+ * multiplied) of GM_TILE_M weight rows of 32 codes (as 32-bit words) with 2 scales and 2 offsets each, and of TN
+ * activation rows of 32 codes with a scale and 2 sums per 16 each; then the activation row of each of the TN. */
+#define GM_TILE_WQ_WORDS (2 * GM_TILE_M * 8)
+#define GM_TILE_WSCALES (2 * GM_TILE_M * 2)
+#define GM_TILE_AQ_WORDS(TN) (2 * (TN) * 8)
+#define GM_TILE_ASCALES(TN) (2 * (TN))
+#define GM_TILE_ASUMS(TN) (2 * (TN) * 2)
+#define GM_TILE_LOCAL_BYTES(TN) \
+  (4 * (GM_TILE_WQ_WORDS + 2 * GM_TILE_WSCALES + GM_TILE_AQ_WORDS(TN) + GM_TILE_ASCALES(TN) + GM_TILE_ASUMS(TN)) + \
+   8 * (TN))
 
 /* read_bandwidth: its work-groups' work-items, each reading 16-byte words, GM_STREAM_LOADS in flight. */
 #define GM_STREAM_GROUP 256

@@ -301,7 +301,8 @@ GM_FN gm_i64 gm_tile_row(gm_tile t, int j, const GM_GLOBAL gm_i32* order, const 
   return a->expert_bytes ? (gm_i64)order[t.first + j] : t.first + j;
 }
 
-/* A tile's local memory (args.h lays it out): codes as 32-bit words, so that a block's rows load 4 bytes at a time. */
+/* A tile's local memory (args.h sizes its arrays): codes as 32-bit words, so that a block's rows load 4 bytes at a
+ * time. */
 typedef struct {
   GM_LOCAL gm_i32* wq;
   GM_LOCAL float* wscale;
@@ -311,18 +312,6 @@ typedef struct {
   GM_LOCAL float* asum;
   GM_LOCAL gm_i64* arow;
 } gm_tile_local;
-
-GM_FN gm_tile_local gm_tile_local_at(GM_LOCAL gm_u8* memory, const int TN) {
-  gm_tile_local l;
-  l.wq = (GM_LOCAL gm_i32*)(memory + GM_TILE_WQ);
-  l.wscale = (GM_LOCAL float*)(memory + GM_TILE_WSCALE);
-  l.woffset = (GM_LOCAL float*)(memory + GM_TILE_WOFFSET);
-  l.aq = (GM_LOCAL gm_i32*)(memory + GM_TILE_AQ);
-  l.ad = (GM_LOCAL float*)(memory + GM_TILE_AD(TN));
-  l.asum = (GM_LOCAL float*)(memory + GM_TILE_ASUM(TN));
-  l.arow = (GM_LOCAL gm_i64*)(memory + GM_TILE_AROW(TN));
-  return l;
-}
 
 /* The integer sums over `codes` (16, or 32 for a pair of sub-blocks) of a 16 x 8 block: weight rows w (32 bytes
  * apart) against activation rows x (32 apart), called by all 32 work-items of a warp at once. Lane l gets the four
@@ -352,11 +341,11 @@ GM_FN void gm_block_sums(int* sums, const GM_LOCAL gm_i8* w, const GM_LOCAL gm_i
 
 /* Step `step`'s 2 x GM_TILE_M weight sub-blocks (each work-item of the group taking one in turn; zeros past the
  * weight's rows) and activation rows (one per work-item of the first TN; zeros past the tile's rows) into buffer
- * `buf`. */
+ * `buf`; the offsets and the activations' sums only for a format that has offsets. */
 GM_FN void gm_tile_load(const int format, const int TN, gm_i64 step, int buf, const GM_GLOBAL gm_u8* matrix,
                         gm_i64 m0, gm_tile t, const GM_GLOBAL gm_i8* xq, const GM_GLOBAL float* xd,
                         const GM_GLOBAL float* xsum, const gm_gemv_args* a, gm_tile_local l) {
-  const int lid = GM_LOCAL_ID(0);
+  const int lid = GM_LOCAL_ID(0), offsets = gm_shape(format) & GM_OFFSETS;
   for (int item = lid; item < 2 * GM_TILE_M; item += GM_TILE_GROUP(TN)) {
     const int h = item / GM_TILE_M, at = buf * GM_TILE_M + item % GM_TILE_M;
     const gm_i64 o = m0 + item % GM_TILE_M, sub = step * 2 + h;
@@ -365,7 +354,7 @@ GM_FN void gm_tile_load(const int format, const int TN, gm_i64 step, int buf, co
                               : gm_zero_sub();
     for (int j = 0; j < 4; ++j) l.wq[at * 8 + h * 4 + j] = gm_word_of(b.q + 4 * j);
     l.wscale[at * 2 + h] = b.scale;
-    l.woffset[at * 2 + h] = b.offset;
+    if (offsets) l.woffset[at * 2 + h] = b.offset;
   }
   if (lid < TN) {
     const int n = buf * TN + lid, real = lid < t.count;
@@ -373,19 +362,22 @@ GM_FN void gm_tile_load(const int format, const int TN, gm_i64 step, int buf, co
     const GM_GLOBAL gm_i32* words = (const GM_GLOBAL gm_i32*)(xq + i); /* i is a multiple of 32 */
     for (int j = 0; j < 8; ++j) l.aq[n * 8 + j] = real ? words[j] : 0;
     l.ad[n] = real ? xd[i / 32] : 0.0f;
-    l.asum[n * 2] = real ? xsum[i / 16] : 0.0f;
-    l.asum[n * 2 + 1] = real ? xsum[i / 16 + 1] : 0.0f;
+    if (offsets) {
+      l.asum[n * 2] = real ? xsum[i / 16] : 0.0f;
+      l.asum[n * 2 + 1] = real ? xsum[i / 16 + 1] : 0.0f;
+    }
   }
 }
 
 /* A warp's outputs: its GM_TILE_CB(TN) blocks of 8 activation rows (from 8 * GM_TILE_CB(TN) * warp) in all four
  * 16-row blocks, each held as gm_block_sums lays it out: acc[row block][column block][sum]. A format whose
- * sub-blocks pair (GM_PAIRS) is summed 32 codes at a time and scaled once; one without offsets skips their term. */
+ * sub-blocks pair (GM_PAIRS) is summed 32 codes at a time and scaled once; one without offsets skips their term.
+ * TN and the format are constants where the entry point inlines this, so that the loops over a work-item's sums
+ * unroll and its accumulators stay in registers. */
 GM_FN void gm_tiled(const int format, const int TN, const GM_GLOBAL gm_u8* w, const GM_GLOBAL gm_i32* tiles,
                     const GM_GLOBAL gm_i32* order, const GM_GLOBAL gm_i8* xq, const GM_GLOBAL float* xd,
                     const GM_GLOBAL float* xsum, const GM_GLOBAL float* residual, GM_GLOBAL float* y,
-                    const gm_gemv_args* a, GM_LOCAL gm_u8* memory) {
-  const gm_tile_local l = gm_tile_local_at(memory, TN);
+                    const gm_gemv_args* a, const gm_tile_local l) {
   const GM_LOCAL gm_i8* wq = (const GM_LOCAL gm_i8*)l.wq;
   const GM_LOCAL gm_i8* aq = (const GM_LOCAL gm_i8*)l.aq;
   const int cbs = GM_TILE_CB(TN), codes = gm_shape(format) & GM_PAIRS ? 32 : 16;
@@ -398,7 +390,7 @@ GM_FN void gm_tiled(const int format, const int TN, const GM_GLOBAL gm_u8* w, co
     const GM_GLOBAL gm_u8* matrix = w + t.expert * a->expert_bytes;
     float acc[4][GM_TILE_MOST_CB][4];
     GM_UNROLL for (int rb = 0; rb < 4; ++rb) {
-      GM_UNROLL for (int cb = 0; cb < GM_TILE_MOST_CB; ++cb) {
+      GM_UNROLL for (int cb = 0; cb < cbs; ++cb) {
         GM_UNROLL for (int e = 0; e < 4; ++e) acc[rb][cb][e] = 0.0f;
       }
     }
@@ -412,24 +404,22 @@ GM_FN void gm_tiled(const int format, const int TN, const GM_GLOBAL gm_u8* w, co
         gm_tile_load(format, TN, step + 1, (int)((step + 1) & 1), matrix, m0, t, xq, xd, xsum, a, l);
       }
       const int buf = (int)(step & 1);
-      GM_UNROLL for (int cb = 0; cb < GM_TILE_MOST_CB; ++cb) {
+      GM_UNROLL for (int cb = 0; cb < cbs; ++cb) {
         const int n = buf * TN + n0 + cb * 8;
-        if (cb < cbs && n0 + cb * 8 < t.count) { /* the same for the whole warp, as mma needs */
-          GM_UNROLL for (int h = 0; h < 2; ++h) {
-            if (h * codes < 32) {
-              GM_UNROLL for (int rb = 0; rb < 4; ++rb) {
-                const int r = buf * GM_TILE_M + rb * 16;
-                int sums[4];
-                gm_block_sums(sums, wq + r * 32 + h * 16, aq + n * 32 + h * 16, lane, codes);
-                GM_UNROLL for (int e = 0; e < 4; ++e) {
-                  const int row = r + g + e / 2 * 8, col = n + c + e % 2;
-                  float v = l.wscale[row * 2 + h] * l.ad[col] * (float)sums[e];
-                  if (offsets) {
-                    v -= l.woffset[row * 2 + h] *
-                         (codes == 32 ? l.asum[col * 2] + l.asum[col * 2 + 1] : l.asum[col * 2 + h]);
-                  }
-                  acc[rb][cb][e] += v;
+        if (n0 + cb * 8 < t.count) { /* the same for the whole warp, as mma needs */
+          GM_UNROLL for (int h = 0; h < 32 / codes; ++h) {
+            GM_UNROLL for (int rb = 0; rb < 4; ++rb) {
+              const int r = buf * GM_TILE_M + rb * 16;
+              int sums[4];
+              gm_block_sums(sums, wq + r * 32 + h * 16, aq + n * 32 + h * 16, lane, codes);
+              GM_UNROLL for (int e = 0; e < 4; ++e) {
+                const int row = r + g + e / 2 * 8, col = n + c + e % 2;
+                float v = l.wscale[row * 2 + h] * l.ad[col] * (float)sums[e];
+                if (offsets) {
+                  v -= l.woffset[row * 2 + h] *
+                       (codes == 32 ? l.asum[col * 2] + l.asum[col * 2 + 1] : l.asum[col * 2 + h]);
                 }
+                acc[rb][cb][e] += v;
               }
             }
           }
@@ -438,11 +428,11 @@ GM_FN void gm_tiled(const int format, const int TN, const GM_GLOBAL gm_u8* w, co
       GM_BARRIER();
     }
     GM_UNROLL for (int rb = 0; rb < 4; ++rb) {
-      GM_UNROLL for (int cb = 0; cb < GM_TILE_MOST_CB; ++cb) {
+      GM_UNROLL for (int cb = 0; cb < cbs; ++cb) {
         GM_UNROLL for (int e = 0; e < 4; ++e) {
           const gm_i64 o = m0 + rb * 16 + g + e / 2 * 8;
           const int col = n0 + cb * 8 + c + e % 2;
-          if (cb < cbs && col < t.count && o < a->m) {
+          if (col < t.count && o < a->m) {
             const gm_i64 at = gm_tile_row(t, col, order, a) * a->m + o;
             y[at] = acc[rb][cb][e] + (a->has_residual ? residual[at] : 0.0f);
           }
@@ -508,8 +498,15 @@ GM_FN void gm_exact(const int format, const GM_GLOBAL gm_u8* w, const GM_GLOBAL 
                                     const GM_GLOBAL gm_i32* order, const GM_GLOBAL gm_i8* xq,                      \
                                     const GM_GLOBAL float* xd, const GM_GLOBAL float* xsum,                        \
                                     const GM_GLOBAL float* residual, GM_GLOBAL float* y, gm_gemv_args a) {         \
-    GM_SHARED gm_i64 memory[GM_TILE_LOCAL_BYTES(TN) / 8];                                                          \
-    gm_tiled(GM_FORMAT_##name, TN, w, tiles, order, xq, xd, xsum, residual, y, &a, (GM_LOCAL gm_u8*)memory);       \
+    GM_SHARED gm_i32 wq[GM_TILE_WQ_WORDS];                                                                         \
+    GM_SHARED float wscale[GM_TILE_WSCALES];                                                                       \
+    GM_SHARED float woffset[GM_TILE_WSCALES];                                                                      \
+    GM_SHARED gm_i32 aq[GM_TILE_AQ_WORDS(TN)];                                                                     \
+    GM_SHARED float ad[GM_TILE_ASCALES(TN)];                                                                       \
+    GM_SHARED float asum[GM_TILE_ASUMS(TN)];                                                                       \
+    GM_SHARED gm_i64 arow[TN];                                                                                     \
+    const gm_tile_local l = {wq, wscale, woffset, aq, ad, asum, arow};                                             \
+    gm_tiled(GM_FORMAT_##name, TN, w, tiles, order, xq, xd, xsum, residual, y, &a, l);                             \
   }
 #define GM_TILED_KERNELS(name)                                                                                     \
   GM_TILED_KERNEL(name, 16) GM_TILED_KERNEL(name, 32) GM_TILED_KERNEL(name, 64) GM_TILED_KERNEL(name, 128)          \
