@@ -15,7 +15,11 @@ fail() {
 }
 
 "$root/scripts/gpu-check" --build "$build" --pack "$work/pack" --out "$work/out-pack"
-[ -x "$work/pack/ggufmm" ] && [ -x "$work/pack/ggufmm_tests" ] || fail "--pack left no binaries"
+tar -tJf "$work/pack/gpu-check-pack.tar.xz" > "$work/packed" || fail "--pack left no pack"
+for file in ./ggufmm ./ggufmm_tests ./lib/libdnnl.so.2 ./lib/libfmt.so.9; do
+  grep -qx "$file" "$work/packed" || fail "the pack holds no $file"
+done
+! grep -q "/lib/lib\(c\|cuda\)\.so" "$work/packed" || fail "the pack holds the C library or the CUDA driver"
 # A few groups of tests: one that passes on the stub, one that fails there.
 status=0
 LD_LIBRARY_PATH=$stub GPU_CHECK_TESTS='Devices.*:DeviceActivations.*' \
